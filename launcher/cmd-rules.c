@@ -1,0 +1,201 @@
+/*
+ * cmd-rules.c — `intutic rules check` and `intutic rules test`.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+#include "intutic.h"
+
+static int	cmd_rules_exec(int, char **);
+
+const struct cmd_entry cmd_rules_entry = {
+	.name = "rules",
+	.summary = "check rule files, or test what they decide for a host",
+	.help =
+	    "usage: intutic rules check [FILE...]\n"
+	    "       intutic rules test FILE HOST[:PORT] [ADDRESS...]\n"
+	    "\n"
+	    "check  Loads each FILE with everything it includes and reports every\n"
+	    "       error as FILE:LINE:COL: MESSAGE.  Without FILE, checks the rule\n"
+	    "       file intutic start would use.  Exit 0 when all are valid, 1 when\n"
+	    "       one is not.\n"
+	    "test   Decides HOST (a name, a dotted-quad IPv4 address, or an IPv6\n"
+	    "       address in brackets) at PORT (default 443) with the rules of\n"
+	    "       FILE, and prints the decision, its reason and the deciding entry\n"
+	    "       as FILE:LINE.  Each ADDRESS is taken as an address HOST resolved\n"
+	    "       to: its class is printed and it is checked as the proxy checks\n"
+	    "       the addresses it dials.  Exit 0 when HOST and every ADDRESS are\n"
+	    "       allowed, 1 when anything is denied.\n"
+	    "\n"
+	    "Exit 2: usage error, or (test) FILE does not load.\n",
+	.exec = cmd_rules_exec,
+};
+
+static int
+load(const char *path, struct rules **out)
+{
+	struct rules_error err;
+	char buf[RULES_PATH_MAX + RULES_ERROR_MAX + 64];
+
+	if (rules_load(path, out, &err) == 0)
+		return 0;
+	fprintf(stderr, "%s\n", rules_error_str(&err, buf, sizeof(buf)));
+	return -1;
+}
+
+static int
+rules_check(int argc, char **argv)
+{
+	struct rules *r;
+	char path[RULES_PATH_MAX], *one[1];
+	int i, bad = 0;
+
+	if (argc == 0) {
+		one[0] = path;
+		config_rules_path(NULL, path, sizeof(path));
+		argv = one;
+		argc = 1;
+	}
+	for (i = 0; i < argc; i++) {
+		if (load(argv[i], &r) != 0) {
+			bad = 1;
+			continue;
+		}
+		printf("%s: ok (%zu entries, %zu providers, mode %s)\n",
+		    argv[i], rules_count(r), rules_provider_count(r),
+		    rules_mode(r) == RULES_MODE_REPORT ? "report" : "enforce");
+		rules_free(r);
+	}
+	return bad;
+}
+
+static void
+print_entry(const char *label, const struct rules_entry *e)
+{
+	char where[RULES_WHERE_MAX];
+
+	if (e == NULL) {
+		printf("%s-\n", label);
+		return;
+	}
+	printf("%s%s (%s %s)\n", label, rules_entry_where(e, where,
+	    sizeof(where)), rules_entry_is_deny(e) ? "deny" : "allow",
+	    rules_entry_text(e));
+}
+
+static int
+rules_test(int argc, char **argv)
+{
+	struct rules *r;
+	struct rules_host host;
+	struct rules_addr addr;
+	struct rules_decision d, ad, final;
+	const char *embedded, *class;
+	uint16_t port;
+	int i, err;
+
+	if (argc < 2)
+		return cmd_usage_error(&cmd_rules_entry,
+		    "rules test: expected FILE and HOST[:PORT]");
+	/* Every argument is checked before anything is decided. */
+	for (i = 2; i < argc; i++)
+		if ((err = rules_addr_parse(argv[i], &addr)) != RULES_OK)
+			return cmd_usage_error(&cmd_rules_entry,
+			    "rules test: address '%s': %s", argv[i],
+			    rules_strerror(err));
+	if (load(argv[0], &r) != 0)
+		return EXIT_USAGE;
+
+	printf("host:     %s\n", argv[1]);
+	if ((err = rules_hostport_parse(argv[1], &host, &port, 443)) != 0) {
+		printf("decision: deny\n");
+		printf("reason:   %s (%s)\n",
+		    rules_reason_str(RULES_REASON_INVALID_HOST),
+		    rules_strerror(err));
+		rules_free(r);
+		return 1;
+	}
+	rules_decide(r, &host, port, &d);
+	final = d;
+	if (d.verdict == RULES_ALLOW) {
+		for (i = 2; i < argc; i++) {
+			rules_addr_parse(argv[i], &addr);
+			rules_check_addr(r, &addr, port, &ad);
+			if (ad.verdict != RULES_ALLOW) {
+				final = ad;
+				break;
+			}
+		}
+	}
+	printf("as:       %s:%u\n", host.text, port);
+	printf("decision: %s\n", final.verdict == RULES_ALLOW ? "allow" :
+	    "deny");
+	printf("reason:   %s\n", rules_reason_str(final.reason));
+	print_entry("rule:     ", final.entry);
+	if (host.kind != RULES_HOST_NAME) {
+		addr.family = host.kind == RULES_HOST_IPV4 ? AF_INET : AF_INET6;
+		addr.v4 = host.v4;
+		if (host.kind == RULES_HOST_IPV6)
+			addr.v6 = host.v6;
+		printf("class:    %s\n", rules_addr_class(&addr, NULL));
+	}
+	if (final.verdict != RULES_ALLOW && rules_mode(r) == RULES_MODE_REPORT)
+		printf("mode:     report (the proxy would log this denial "
+		    "and let the connection through)\n");
+
+	for (i = 2; i < argc; i++) {
+		rules_addr_parse(argv[i], &addr);
+		rules_check_addr(r, &addr, port, &ad);
+		class = rules_addr_class(&addr, &embedded);
+		printf("address:  %s %s%s%s: %s %s\n", argv[i], class,
+		    embedded != NULL ? " via " : "",
+		    embedded != NULL ? embedded : "",
+		    ad.verdict == RULES_ALLOW ? "allow" : "deny",
+		    rules_reason_str(ad.reason));
+	}
+	rules_free(r);
+	return final.verdict == RULES_ALLOW ? 0 : 1;
+}
+
+/* Refuses options: these subcommands take none but --help. */
+static int
+no_options(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (argv[i][0] == '-' && argv[i][1] != '\0')
+			return cmd_usage_error(&cmd_rules_entry,
+			    "rules: unknown option '%s'", argv[i]);
+	}
+	return 0;
+}
+
+static int
+cmd_rules_exec(int argc, char **argv)
+{
+	if (argc >= 2 && no_options(argc - 2, argv + 2) != 0)
+		return EXIT_USAGE;
+	if (argc >= 3 && strcmp(argv[2], "--") == 0) {
+		/* "rules check -- -odd-name.yaml" */
+		argv[2] = argv[1];
+		argc--;
+		argv++;
+	}
+	if (argc < 2)
+		return cmd_usage_error(&cmd_rules_entry,
+		    "rules: expected 'check' or 'test'");
+	if (strcmp(argv[1], "check") == 0)
+		return rules_check(argc - 2, argv + 2);
+	if (strcmp(argv[1], "test") == 0)
+		return rules_test(argc - 2, argv + 2);
+	return cmd_usage_error(&cmd_rules_entry, "rules: unknown subcommand "
+	    "'%s' (expected 'check' or 'test')", argv[1]);
+}

@@ -1,0 +1,38 @@
+/*
+ * config.c — where the launcher finds its files.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "intutic.h"
+
+const char *
+config_rules_path(const char *opt, char *buf, size_t len)
+{
+	const char *v;
+
+	if (opt != NULL) {
+		snprintf(buf, len, "%s", opt);
+		return buf;
+	}
+	if ((v = getenv("INTUTIC_RULES")) != NULL && *v != '\0') {
+		snprintf(buf, len, "%s", v);
+		return buf;
+	}
+	if ((v = getenv("XDG_CONFIG_HOME")) != NULL && *v == '/')
+		snprintf(buf, len, "%s/intutic/rules.yaml", v);
+	else if ((v = getenv("HOME")) != NULL && *v == '/')
+		snprintf(buf, len, "%s/.config/intutic/rules.yaml", v);
+	else
+		buf[0] = '\0';
+	if (buf[0] != '\0' && access(buf, F_OK) == 0)
+		return buf;
+	snprintf(buf, len, "/etc/intutic/rules.yaml");
+	if (access(buf, F_OK) == 0)
+		return buf;
+	snprintf(buf, len, "%s/rules/default.yaml", INTUTIC_DATADIR);
+	return buf;
+}

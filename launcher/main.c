@@ -1,0 +1,172 @@
+/*
+ * main.c — intutic: the command table, help and version.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "intutic.h"
+#include "log.h"
+
+static int	cmd_help_exec(int, char **);
+static int	cmd_version_exec(int, char **);
+
+static const struct cmd_entry cmd_help_entry = {
+	.name = "help",
+	.summary = "show the help of intutic or of one command",
+	.help =
+	    "usage: intutic help [COMMAND]\n"
+	    "\n"
+	    "Shows the commands of intutic, or the help of COMMAND.\n",
+	.exec = cmd_help_exec,
+};
+
+static const struct cmd_entry cmd_version_entry = {
+	.name = "version",
+	.summary = "show the version and the libraries intutic was built with",
+	.help =
+	    "usage: intutic version\n"
+	    "\n"
+	    "Shows the version of intutic, where its llhttp came from (the\n"
+	    "system library or the sources of Debian's node-llhttp), and the\n"
+	    "versions of the libraries it was built with.\n",
+	.exec = cmd_version_exec,
+};
+
+static const struct cmd_entry *const cmd_table[] = {
+	&cmd_start_entry,
+	&cmd_rules_entry,
+	&cmd_version_entry,
+	&cmd_help_entry,
+};
+#define CMD_COUNT (sizeof(cmd_table) / sizeof(cmd_table[0]))
+
+static void
+usage(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp,
+	    "usage: intutic COMMAND [ARG...]\n"
+	    "       intutic --help | --version\n"
+	    "\n"
+	    "intutic governs what AI coding agents may reach on the network.\n"
+	    "\n"
+	    "Commands:\n");
+	for (i = 0; i < CMD_COUNT; i++)
+		fprintf(fp, "  %-9s %s\n", cmd_table[i]->name,
+		    cmd_table[i]->summary);
+	fprintf(fp,
+	    "\n"
+	    "Run 'intutic help COMMAND' for a command's options; the manual\n"
+	    "pages are intutic(1) and intutic-rules(5).\n");
+}
+
+static const struct cmd_entry *
+cmd_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < CMD_COUNT; i++)
+		if (strcmp(cmd_table[i]->name, name) == 0)
+			return cmd_table[i];
+	return NULL;
+}
+
+void
+cmd_help(const struct cmd_entry *cmd, int to_stderr)
+{
+	fputs(cmd->help, to_stderr ? stderr : stdout);
+}
+
+int
+cmd_usage_error(const struct cmd_entry *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("intutic: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	cmd_help(cmd, 1);
+	return EXIT_USAGE;
+}
+
+static int
+cmd_help_exec(int argc, char **argv)
+{
+	const struct cmd_entry *cmd;
+
+	if (argc == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2)
+		return cmd_usage_error(&cmd_help_entry, "too many arguments");
+	if ((cmd = cmd_find(argv[1])) == NULL)
+		return cmd_usage_error(&cmd_help_entry,
+		    "unknown command '%s'", argv[1]);
+	cmd_help(cmd, 0);
+	return 0;
+}
+
+static int
+cmd_version_exec(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1)
+		return cmd_usage_error(&cmd_version_entry, "too many arguments");
+	printf("intutic %s\n", PACKAGE_VERSION);
+	printf("llhttp %s (%s)\n", LLHTTP_VERSION,
+	    strcmp(LLHTTP_ORIGIN, "system") == 0 ? "system libllhttp" :
+	    "built from the sources of Debian's node-llhttp");
+	printf("libyaml %s (built with %s)\n", yaml_get_version_string(),
+	    YAML_VERSION);
+	printf("built with: libevent %s, OpenSSL %s, libcurl %s, "
+	    "libnftnl %s, libmnl %s\n", LIBEVENT_VERSION, OPENSSL_VERSION,
+	    LIBCURL_VERSION, LIBNFTNL_VERSION, LIBMNL_VERSION);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct cmd_entry *cmd;
+	int i;
+
+	log_init("intutic", LOG_LEVEL_INFO);
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version_exec(1, argv + 1);
+	if (argv[1][0] == '-') {
+		fprintf(stderr, "intutic: unknown option '%s'\n", argv[1]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if ((cmd = cmd_find(argv[1])) == NULL) {
+		fprintf(stderr, "intutic: unknown command '%s'\n", argv[1]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	/* "--help" anywhere before "--" asks for the command's help. */
+	for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
+			cmd_help(cmd, 0);
+			return 0;
+		}
+	}
+	return cmd->exec(argc - 1, argv + 1);
+}

@@ -1,0 +1,779 @@
+/*
+ * rules-match.c — entries, the compiled rule set and decisions.
+ *
+ * Names are looked up in one hash table keyed by canonical name: exact
+ * entries under the name itself, "*.x" and "**.x" entries under x.  A
+ * decision hashes the destination once, from its last byte backwards, so the
+ * hash of every suffix at a label boundary falls out of one pass; each
+ * suffix costs one probe.  CIDR entries live in a second table keyed by
+ * (family, prefix length, masked address), probed once per prefix length in
+ * use.  Neither cost grows with the number of entries.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+#include "rules-int.h"
+
+/* ---------------------------------------------------------------- arena */
+
+#define ARENA_BLOCK_SIZE	(256 * 1024)
+
+struct rules_arena_block {
+	struct rules_arena_block	*next;
+	size_t				 used;
+	size_t				 size;
+	max_align_t			 data[];
+};
+
+void *
+rules_arena_alloc(struct rules_arena *a, size_t len)
+{
+	struct rules_arena_block *b = a->head;
+	size_t align = sizeof(max_align_t), size;
+	void *p;
+
+	len = (len + align - 1) & ~(align - 1);
+	if (b == NULL || b->size - b->used < len) {
+		size = len > ARENA_BLOCK_SIZE ? len : ARENA_BLOCK_SIZE;
+		if ((b = malloc(sizeof(*b) + size)) == NULL)
+			return NULL;
+		b->used = 0;
+		b->size = size;
+		b->next = a->head;
+		a->head = b;
+	}
+	p = (char *)b->data + b->used;
+	b->used += len;
+	return p;
+}
+
+char *
+rules_arena_strndup(struct rules_arena *a, const char *s, size_t len)
+{
+	char *p;
+
+	if ((p = rules_arena_alloc(a, len + 1)) == NULL)
+		return NULL;
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+static void
+arena_release(struct rules_arena *a)
+{
+	struct rules_arena_block *b, *next;
+
+	for (b = a->head; b != NULL; b = next) {
+		next = b->next;
+		free(b);
+	}
+	a->head = NULL;
+}
+
+/* ----------------------------------------------------------- rule sets */
+
+struct rules *
+rules_new(void)
+{
+	struct rules *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->refs = 1;
+	r->mode = RULES_MODE_ENFORCE;
+	r->default_ports[0] = 443;
+	r->default_ports[1] = 80;
+	r->ndefault_ports = 2;
+	return r;
+}
+
+struct rules *
+rules_ref(struct rules *r)
+{
+	__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+void
+rules_free(struct rules *r)
+{
+	if (r == NULL || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	free(r->names.slots);
+	free(r->cidrs.slots);
+	free(r->entries);
+	free(r->providers);
+	free(r->path);
+	arena_release(&r->arena);
+	free(r);
+}
+
+enum rules_mode
+rules_mode(const struct rules *r)
+{
+	return r->mode;
+}
+
+const char *
+rules_path(const struct rules *r)
+{
+	return r->path;
+}
+
+size_t
+rules_count(const struct rules *r)
+{
+	return r->nentries;
+}
+
+size_t
+rules_provider_count(const struct rules *r)
+{
+	return r->nproviders;
+}
+
+const struct rules_provider *
+rules_provider_get(const struct rules *r, size_t i)
+{
+	return i < r->nproviders ? &r->providers[i] : NULL;
+}
+
+/* -------------------------------------------------------------- entries */
+
+int
+rules_ports_parse(const char *s, size_t len, uint16_t *ports, size_t *nports)
+{
+	size_t i, j, start = 0;
+	int r;
+
+	*nports = 0;
+	for (i = 0; i <= len; i++) {
+		if (i < len && s[i] != ',')
+			continue;
+		if (*nports == RULES_PORTS_MAX)
+			return RULES_ERR_TOO_MANY_PORTS;
+		if ((r = rules_port_parse(s + start, i - start,
+		    &ports[*nports])) != RULES_OK)
+			return r;
+		for (j = 0; j < *nports; j++)
+			if (ports[j] == ports[*nports])
+				return RULES_ERR_DUPLICATE_PORT;
+		(*nports)++;
+		start = i + 1;
+	}
+	return RULES_OK;
+}
+
+static size_t
+count_labels(const char *s, size_t len)
+{
+	size_t i, n = 1;
+
+	for (i = 0; i < len; i++)
+		if (s[i] == '.')
+			n++;
+	return n;
+}
+
+static void
+cidr_key(uint8_t key[RULES_CIDR_KEY_LEN], int family, unsigned int plen,
+    const uint8_t *addr)
+{
+	unsigned int full = plen / 8, rest = plen % 8;
+
+	memset(key, 0, RULES_CIDR_KEY_LEN);
+	key[0] = family == AF_INET ? 4 : 6;
+	key[1] = (uint8_t)plen;
+	memcpy(key + 2, addr, full);
+	if (rest != 0)
+		key[2 + full] = addr[full] & (uint8_t)(0xff << (8 - rest));
+}
+
+/*
+ * Parses a CIDR entry "ADDR/LEN[:PORTS]" or "[V6]/LEN[:PORTS]" into its
+ * family, prefix length and address; sets *ports to the port text or NULL.
+ */
+static int
+parse_cidr(const char *s, size_t len, int *family, unsigned int *plen,
+    uint8_t addr[16], const char **ports, size_t *portslen)
+{
+	struct rules_addr a;
+	char buf[INET6_ADDRSTRLEN + 1];
+	const char *slash = memchr(s, '/', len), *p, *end = s + len;
+	size_t alen;
+	unsigned int v = 0, max;
+	int r;
+
+	*ports = NULL;
+	*portslen = 0;
+	if (slash == NULL)
+		return RULES_ERR_CIDR;
+	p = s;
+	alen = (size_t)(slash - s);
+	if (alen > 0 && s[0] == '[') {
+		if (s[alen - 1] != ']')
+			return RULES_ERR_CIDR;
+		p = s + 1;
+		alen -= 2;
+	}
+	if (alen == 0 || alen >= sizeof(buf))
+		return RULES_ERR_CIDR;
+	if (memchr(p, '%', alen) != NULL)
+		return RULES_ERR_ZONE_ID;
+	memcpy(buf, p, alen);
+	buf[alen] = '\0';
+	if ((r = rules_addr_parse(buf, &a)) != RULES_OK)
+		return r == RULES_ERR_IPV4_FORM ? r : RULES_ERR_CIDR;
+
+	max = a.family == AF_INET ? 32 : 128;
+	for (p = slash + 1; p < end && *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (unsigned int)(*p - '0');
+		if (v > max)
+			return RULES_ERR_CIDR;
+	}
+	if (p == slash + 1 || (p - slash > 2 && slash[1] == '0'))
+		return RULES_ERR_CIDR;
+	if (p < end) {
+		if (*p != ':')
+			return RULES_ERR_CIDR;
+		*ports = p + 1;
+		*portslen = (size_t)(end - p - 1);
+	}
+	*family = a.family;
+	*plen = v;
+	memset(addr, 0, 16);
+	memcpy(addr, a.family == AF_INET ? (const void *)&a.v4 :
+	    (const void *)&a.v6, a.family == AF_INET ? 4 : 16);
+	{
+		uint8_t key[RULES_CIDR_KEY_LEN];
+
+		cidr_key(key, a.family, v, addr);
+		if (memcmp(key + 2, addr, max / 8) != 0)
+			return RULES_ERR_CIDR_HOST_BITS;
+	}
+	return RULES_OK;
+}
+
+static int
+entry_grow(struct rules *r)
+{
+	struct rules_entry *n;
+	size_t cap;
+
+	if (r->nentries < r->entries_cap)
+		return 0;
+	if (r->nentries >= RULES_ENTRIES_MAX)
+		return RULES_ERR_TOO_MANY_ENTRIES;
+	cap = r->entries_cap == 0 ? 256 : r->entries_cap * 2;
+	if (cap > RULES_ENTRIES_MAX)
+		cap = RULES_ENTRIES_MAX;
+	if ((n = reallocarray(r->entries, cap, sizeof(*n))) == NULL)
+		return RULES_ERR_NOMEM;
+	r->entries = n;
+	r->entries_cap = cap;
+	return 0;
+}
+
+/*
+ * Parses the pattern `text` and appends it as an entry.  `file` must live as
+ * long as the set (an arena string).  Returns RULES_OK or a rules_err; on
+ * error the set is unchanged (but for arena space).
+ */
+int
+rules_add_entry(struct rules *r, const char *text, size_t len, int deny,
+    const char *file, unsigned long line)
+{
+	struct rules_entry e;
+	struct rules_host h;
+	uint16_t ports[RULES_PORTS_MAX];
+	uint8_t key[RULES_CIDR_KEY_LEN], addr[16];
+	const char *host = text, *ptext = NULL;
+	size_t hostlen, ptlen = 0, nports = 0;
+	unsigned int plen;
+	int family, ret;
+
+	memset(&e, 0, sizeof(e));
+	e.deny = deny != 0;
+	e.next = RULES_NO_ENTRY;
+	if (len == 0)
+		return RULES_ERR_EMPTY;
+	if (memchr(text, '\0', len) != NULL)
+		return RULES_ERR_LABEL_CHAR;
+
+	if (text[0] == '*') {
+		if (len > 3 && memcmp(text, "**.", 3) == 0) {
+			e.match = RULES_MATCH_SUBTREE;
+			host += 3;
+		} else if (len > 2 && memcmp(text, "*.", 2) == 0) {
+			e.match = RULES_MATCH_BELOW;
+			host += 2;
+		} else
+			return RULES_ERR_WILDCARD;
+		len -= (size_t)(host - text);
+		if (memchr(host, '*', len) != NULL)
+			return RULES_ERR_WILDCARD;
+		if ((ret = rules_split_port(host, len, &hostlen, &ptext,
+		    &ptlen)) != RULES_OK)
+			return ret;
+		if ((ret = rules_host_parse(host, hostlen, &h)) != RULES_OK)
+			return ret;
+		if (h.kind != RULES_HOST_NAME)
+			return RULES_ERR_WILDCARD;
+		if (count_labels(h.text, h.len) < 2)
+			return RULES_ERR_WILDCARD_SHORT;
+	} else if (memchr(text, '*', len) != NULL) {
+		return RULES_ERR_WILDCARD;
+	} else if (memchr(text, '/', len) != NULL) {
+		if ((ret = parse_cidr(text, len, &family, &plen, addr, &ptext,
+		    &ptlen)) != RULES_OK)
+			return ret;
+		e.match = RULES_MATCH_CIDR;
+		cidr_key(key, family, plen, addr);
+	} else {
+		if ((ret = rules_split_port(text, len, &hostlen, &ptext,
+		    &ptlen)) != RULES_OK)
+			return ret;
+		if ((ret = rules_host_parse(text, hostlen, &h)) != RULES_OK)
+			return ret;
+		if (h.kind == RULES_HOST_NAME)
+			e.match = RULES_MATCH_EXACT;
+		else {
+			e.match = RULES_MATCH_CIDR;
+			if (h.kind == RULES_HOST_IPV4)
+				cidr_key(key, AF_INET, 32,
+				    (const uint8_t *)&h.v4.s_addr);
+			else
+				cidr_key(key, AF_INET6, 128, h.v6.s6_addr);
+		}
+	}
+	if (ptext != NULL && (ret = rules_ports_parse(ptext, ptlen, ports,
+	    &nports)) != RULES_OK)
+		return ret;
+	if ((ret = entry_grow(r)) != 0)
+		return ret;
+
+	if (e.match == RULES_MATCH_CIDR) {
+		e.key = rules_arena_strndup(&r->arena, (const char *)key,
+		    sizeof(key));
+		e.keylen = sizeof(key);
+	} else {
+		e.key = rules_arena_strndup(&r->arena, h.text, h.len);
+		e.keylen = (uint32_t)h.len;
+	}
+	e.text = rules_arena_strndup(&r->arena, text, (size_t)(host - text) + len);
+	if (nports > 0) {
+		e.ports = rules_arena_alloc(&r->arena, nports * sizeof(*ports));
+		if (e.ports != NULL)
+			memcpy(e.ports, ports, nports * sizeof(*ports));
+	}
+	if (e.key == NULL || e.text == NULL || (nports > 0 && e.ports == NULL))
+		return RULES_ERR_NOMEM;
+	e.nports = (uint16_t)nports;
+	e.file = file;
+	e.line = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
+	r->entries[r->nentries++] = e;
+	return RULES_OK;
+}
+
+const char *
+rules_entry_where(const struct rules_entry *e, char *buf, size_t len)
+{
+	if (e == NULL)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s:%lu", e->file, (unsigned long)e->line);
+	return buf;
+}
+
+const char *
+rules_entry_file(const struct rules_entry *e)
+{
+	return e->file;
+}
+
+unsigned long
+rules_entry_line(const struct rules_entry *e)
+{
+	return e->line;
+}
+
+const char *
+rules_entry_text(const struct rules_entry *e)
+{
+	return e == NULL ? "-" : e->text;
+}
+
+int
+rules_entry_is_deny(const struct rules_entry *e)
+{
+	return e->deny;
+}
+
+int
+rules_entry_names_port(const struct rules_entry *e, uint16_t port)
+{
+	size_t i;
+
+	for (i = 0; i < e->nports; i++)
+		if (e->ports[i] == port)
+			return 1;
+	return 0;
+}
+
+/* --------------------------------------------------------------- tables */
+
+#define FNV_OFFSET	0xcbf29ce484222325ULL
+#define FNV_PRIME	0x100000001b3ULL
+
+static inline uint64_t
+hash_step(uint64_t h, unsigned char c)
+{
+	return (h ^ c) * FNV_PRIME;
+}
+
+/* The hash of a key, its bytes taken last to first (see the top). */
+static uint64_t
+hash_backward(const char *s, size_t len)
+{
+	uint64_t h = FNV_OFFSET;
+
+	while (len > 0)
+		h = hash_step(h, (unsigned char)s[--len]);
+	return h;
+}
+
+/* Mixes the final FNV state so that the low bits index the table well. */
+static inline uint64_t
+hash_final(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static int
+table_init(struct rules_table *t, size_t n)
+{
+	size_t cap = 16, i;
+
+	while (cap < n * 2)
+		cap *= 2;
+	if ((t->slots = calloc(cap, sizeof(*t->slots))) == NULL)
+		return RULES_ERR_NOMEM;
+	for (i = 0; i < cap; i++)
+		t->slots[i].head = RULES_NO_ENTRY;
+	t->mask = cap - 1;
+	return RULES_OK;
+}
+
+/* Returns the head of the chain for the key, or RULES_NO_ENTRY. */
+static inline uint32_t
+table_find(const struct rules *r, const struct rules_table *t, uint64_t h,
+    const char *key, size_t len)
+{
+	const struct rules_slot *s;
+	const struct rules_entry *e;
+	size_t i;
+
+	h = hash_final(h);
+	for (i = h & t->mask;; i = (i + 1) & t->mask) {
+		s = &t->slots[i];
+		if (s->head == RULES_NO_ENTRY)
+			return RULES_NO_ENTRY;
+		if (s->hash != h)
+			continue;
+		e = &r->entries[s->head];
+		if (e->keylen == len && memcmp(e->key, key, len) == 0)
+			return s->head;
+	}
+}
+
+/* Adds entry `idx` to the front of its key's chain. */
+static void
+table_insert(struct rules *r, struct rules_table *t, uint32_t idx)
+{
+	struct rules_entry *e = &r->entries[idx], *head;
+	struct rules_slot *s;
+	uint64_t h = hash_final(hash_backward(e->key, e->keylen));
+	size_t i;
+
+	for (i = h & t->mask;; i = (i + 1) & t->mask) {
+		s = &t->slots[i];
+		if (s->head == RULES_NO_ENTRY)
+			break;
+		head = &r->entries[s->head];
+		if (s->hash == h && head->keylen == e->keylen &&
+		    memcmp(head->key, e->key, e->keylen) == 0)
+			break;
+	}
+	e->next = s->head;
+	s->head = idx;
+	s->hash = h;
+}
+
+static void
+plen_mark(uint8_t *list, size_t *n, uint8_t plen)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (list[i] == plen)
+			return;
+	/* Longest first: the most specific block is looked up first. */
+	for (i = *n; i > 0 && list[i - 1] < plen; i--)
+		list[i] = list[i - 1];
+	list[i] = plen;
+	(*n)++;
+}
+
+int
+rules_compile(struct rules *r)
+{
+	size_t i, nnames = 0, ncidrs = 0;
+	struct rules_entry *e;
+
+	for (i = 0; i < r->nentries; i++) {
+		if (r->entries[i].match == RULES_MATCH_CIDR)
+			ncidrs++;
+		else
+			nnames++;
+	}
+	if (table_init(&r->names, nnames) != RULES_OK ||
+	    table_init(&r->cidrs, ncidrs) != RULES_OK)
+		return RULES_ERR_NOMEM;
+	/* Backwards, so that each chain runs in load order. */
+	for (i = r->nentries; i > 0; i--) {
+		e = &r->entries[i - 1];
+		if (e->match != RULES_MATCH_CIDR) {
+			table_insert(r, &r->names, (uint32_t)(i - 1));
+			continue;
+		}
+		table_insert(r, &r->cidrs, (uint32_t)(i - 1));
+		if (e->key[0] == 4)
+			plen_mark(r->plens_v4, &r->nplens_v4, (uint8_t)e->key[1]);
+		else
+			plen_mark(r->plens_v6, &r->nplens_v6, (uint8_t)e->key[1]);
+	}
+	return RULES_OK;
+}
+
+/* ------------------------------------------------------------ decisions */
+
+/* The best matches seen so far; lower index = loaded first = named. */
+struct verdicts {
+	uint32_t	 deny;
+	uint32_t	 allow;
+	uint32_t	 port_miss;	/* allow entry matched the host only */
+};
+
+static int
+entry_port_ok(const struct rules *r, const struct rules_entry *e,
+    uint16_t port)
+{
+	const uint16_t *p = e->ports;
+	size_t i, n = e->nports;
+
+	if (n == 0) {
+		if (e->deny)
+			return 1;
+		p = r->default_ports;
+		n = r->ndefault_ports;
+	}
+	for (i = 0; i < n; i++)
+		if (p[i] == port)
+			return 1;
+	return 0;
+}
+
+static inline void
+keep_min(uint32_t *slot, uint32_t idx)
+{
+	if (idx < *slot)
+		*slot = idx;
+}
+
+static void
+note(const struct rules *r, struct verdicts *v, uint32_t idx, uint16_t port)
+{
+	const struct rules_entry *e = &r->entries[idx];
+
+	if (entry_port_ok(r, e, port))
+		keep_min(e->deny ? &v->deny : &v->allow, idx);
+	else if (!e->deny)
+		keep_min(&v->port_miss, idx);
+}
+
+static void
+decide_name(const struct rules *r, const char *s, size_t len, uint16_t port,
+    struct verdicts *v)
+{
+	const struct rules_entry *e;
+	uint64_t h = FNV_OFFSET;
+	uint32_t idx;
+	size_t i;
+	int self;
+
+	for (i = len; i > 0; i--) {
+		h = hash_step(h, (unsigned char)s[i - 1]);
+		if (i - 1 != 0 && s[i - 2] != '.')
+			continue;
+		self = i - 1 == 0;
+		idx = table_find(r, &r->names, h, s + i - 1, len - i + 1);
+		for (; idx != RULES_NO_ENTRY; idx = e->next) {
+			e = &r->entries[idx];
+			if ((e->match == RULES_MATCH_EXACT && !self) ||
+			    (e->match == RULES_MATCH_BELOW && self))
+				continue;
+			note(r, v, idx, port);
+		}
+	}
+}
+
+static void
+decide_cidr(const struct rules *r, int family, const uint8_t *addr,
+    uint16_t port, struct verdicts *v)
+{
+	const uint8_t *plens = family == AF_INET ? r->plens_v4 : r->plens_v6;
+	size_t n = family == AF_INET ? r->nplens_v4 : r->nplens_v6, i;
+	uint8_t key[RULES_CIDR_KEY_LEN];
+	uint32_t idx;
+
+	for (i = 0; i < n; i++) {
+		cidr_key(key, family, plens[i], addr);
+		idx = table_find(r, &r->cidrs,
+		    hash_backward((const char *)key, sizeof(key)),
+		    (const char *)key, sizeof(key));
+		for (; idx != RULES_NO_ENTRY; idx = r->entries[idx].next)
+			note(r, v, idx, port);
+	}
+}
+
+/* Looks an address up as itself and, when it embeds IPv4, as that. */
+static void
+decide_addr(const struct rules *r, const struct rules_addr *a, uint16_t port,
+    struct verdicts *v)
+{
+	uint8_t v4[2][4];
+	const char *how;
+	int n, k;
+
+	if (a->family == AF_INET) {
+		decide_cidr(r, AF_INET, (const uint8_t *)&a->v4.s_addr, port, v);
+		return;
+	}
+	decide_cidr(r, AF_INET6, a->v6.s6_addr, port, v);
+	n = rules_addr_embedded_v4(&a->v6, v4, &how);
+	for (k = 0; k < n; k++)
+		decide_cidr(r, AF_INET, v4[k], port, v);
+}
+
+static void
+verdicts_apply(const struct rules *r, const struct verdicts *v,
+    struct rules_decision *d)
+{
+	if (v->deny != RULES_NO_ENTRY) {
+		d->reason = RULES_REASON_DENIED;
+		d->entry = &r->entries[v->deny];
+	} else if (v->allow != RULES_NO_ENTRY) {
+		d->verdict = RULES_ALLOW;
+		d->reason = RULES_REASON_ALLOWED;
+		d->entry = &r->entries[v->allow];
+	} else if (v->port_miss != RULES_NO_ENTRY) {
+		d->reason = RULES_REASON_PORT_NOT_ALLOWED;
+		d->entry = &r->entries[v->port_miss];
+	}
+}
+
+void
+rules_decide(const struct rules *r, const struct rules_host *host,
+    uint16_t port, struct rules_decision *d)
+{
+	struct verdicts v = { RULES_NO_ENTRY, RULES_NO_ENTRY, RULES_NO_ENTRY };
+	struct rules_addr a;
+
+	memset(d, 0, sizeof(*d));
+	d->reason = RULES_REASON_NOT_ALLOWLISTED;
+	switch (host->kind) {
+	case RULES_HOST_NAME:
+		if (host->len == 0) {
+			d->reason = RULES_REASON_INVALID_HOST;
+			return;
+		}
+		decide_name(r, host->text, host->len, port, &v);
+		break;
+	case RULES_HOST_IPV4:
+		a.family = AF_INET;
+		a.v4 = host->v4;
+		decide_addr(r, &a, port, &v);
+		break;
+	case RULES_HOST_IPV6:
+		a.family = AF_INET6;
+		a.v6 = host->v6;
+		decide_addr(r, &a, port, &v);
+		break;
+	default:
+		d->reason = RULES_REASON_INVALID_HOST;
+		return;
+	}
+	verdicts_apply(r, &v, d);
+}
+
+void
+rules_check_addr(const struct rules *r, const struct rules_addr *a,
+    uint16_t port, struct rules_decision *d)
+{
+	struct verdicts v = { RULES_NO_ENTRY, RULES_NO_ENTRY, RULES_NO_ENTRY };
+	const char *class;
+
+	memset(d, 0, sizeof(*d));
+	if (a->family != AF_INET && a->family != AF_INET6) {
+		d->reason = RULES_REASON_INVALID_HOST;
+		return;
+	}
+	decide_addr(r, a, port, &v);
+	class = rules_addr_class(a, NULL);
+	if (v.deny != RULES_NO_ENTRY) {
+		d->reason = RULES_REASON_DENIED;
+		d->entry = &r->entries[v.deny];
+	} else if (strcmp(class, "public") != 0 && v.allow == RULES_NO_ENTRY) {
+		d->reason = RULES_REASON_INTERNAL_ADDRESS;
+		d->addr_class = class;
+	} else {
+		d->verdict = RULES_ALLOW;
+		d->reason = RULES_REASON_ALLOWED;
+		d->entry = v.allow != RULES_NO_ENTRY ?
+		    &r->entries[v.allow] : NULL;
+	}
+	if (d->addr_class == NULL)
+		d->addr_class = class;
+}
+
+const char *
+rules_reason_str(enum rules_reason reason)
+{
+	switch (reason) {
+	case RULES_REASON_NOT_ALLOWLISTED:
+		return "not-allowlisted";
+	case RULES_REASON_ALLOWED:
+		return "allowed";
+	case RULES_REASON_DENIED:
+		return "denied";
+	case RULES_REASON_PORT_NOT_ALLOWED:
+		return "port-not-allowed";
+	case RULES_REASON_INTERNAL_ADDRESS:
+		return "internal-address";
+	case RULES_REASON_INVALID_HOST:
+		return "invalid-host";
+	}
+	return "invalid-host";
+}

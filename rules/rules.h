@@ -1,0 +1,279 @@
+/*
+ * rules.h — the rule language: loading rule files, canonical names,
+ * deciding destinations, classifying addresses.
+ *
+ * The library never logs and never exits: every function reports failure
+ * through its return value and, where a person must read it, a message the
+ * caller prints.  It depends on libyaml and libc only.
+ *
+ * A struct rules is immutable once loaded and reference counted, so a
+ * program can keep deciding with the set it has while a new one loads, and
+ * connections can keep the set they started with (rules_ref/rules_free).
+ * The functions that only read a struct rules are safe to call from several
+ * threads at once.
+ */
+#ifndef INTUTIC_RULES_H
+#define INTUTIC_RULES_H
+
+#include <sys/types.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Limits: every one is named here and enforced by the loader. */
+#define RULES_NAME_MAX		253	/* bytes in a canonical name */
+#define RULES_LABEL_MAX		63	/* bytes in one label */
+#define RULES_HOST_TEXT_MAX	(RULES_NAME_MAX + 1)	/* incl. NUL; fits "[v6]" */
+#define RULES_FILE_MAX		(32 * 1024 * 1024)	/* bytes in one rule file */
+#define RULES_ENTRIES_MAX	1000000	/* allow + deny entries, all files */
+#define RULES_INCLUDE_DEPTH_MAX	8	/* nested includes below the top file */
+#define RULES_FILES_MAX		64	/* files loaded in all, top file included */
+#define RULES_NESTING_MAX	5	/* YAML collections inside each other */
+#define RULES_PORTS_MAX		64	/* ports in one entry or in `ports:` */
+#define RULES_ERROR_MAX		512	/* bytes in an error message */
+#define RULES_PATH_MAX		4096	/* bytes in a rule file's path */
+#define RULES_WHERE_MAX		(RULES_PATH_MAX + 24)	/* "file:line" */
+
+/*
+ * A verdict's zero value denies, so zeroed memory fails closed.
+ */
+enum rules_verdict {
+	RULES_DENY = 0,
+	RULES_ALLOW = 1,
+};
+
+/*
+ * Why a decision was made.  rules_reason_str() gives the stable text used in
+ * the X-Intutic-Error header and the audit log.
+ */
+enum rules_reason {
+	RULES_REASON_NOT_ALLOWLISTED = 0,	/* no entry matched */
+	RULES_REASON_ALLOWED,			/* an allow entry matched */
+	RULES_REASON_DENIED,			/* a deny entry matched */
+	RULES_REASON_PORT_NOT_ALLOWED,		/* name allowed, port not */
+	RULES_REASON_INTERNAL_ADDRESS,		/* address in an internal range */
+	RULES_REASON_INVALID_HOST,		/* not a canonical name or IP */
+};
+
+enum rules_mode {
+	RULES_MODE_ENFORCE = 0,
+	RULES_MODE_REPORT,	/* decide and log, let denied traffic through */
+};
+
+/* Errors returned by the parsing functions below. */
+enum rules_err {
+	RULES_OK = 0,
+	RULES_ERR_EMPTY = -1,		/* empty host */
+	RULES_ERR_TOO_LONG = -2,	/* name over 253 bytes */
+	RULES_ERR_LABEL_EMPTY = -3,	/* "a..b", leading dot, two trailing dots */
+	RULES_ERR_LABEL_LONG = -4,	/* a label over 63 bytes */
+	RULES_ERR_LABEL_CHAR = -5,	/* a byte outside letters, digits, '-' */
+	RULES_ERR_LABEL_HYPHEN = -6,	/* a label starting or ending with '-' */
+	RULES_ERR_NON_ASCII = -7,	/* a byte >= 0x80: write the xn-- form */
+	RULES_ERR_IPV4_FORM = -8,	/* numeric last label, not a dotted quad */
+	RULES_ERR_IPV6_FORM = -9,	/* bad address inside brackets */
+	RULES_ERR_IPV6_BRACKETS = -10,	/* IPv6 without brackets */
+	RULES_ERR_ZONE_ID = -11,	/* "%eth0" in an IPv6 literal */
+	RULES_ERR_PORT = -12,		/* port not a decimal 1..65535 */
+	RULES_ERR_WILDCARD = -13,	/* '*' anywhere but a leading "*." / "**." */
+	RULES_ERR_WILDCARD_SHORT = -14,	/* "*.com": one label after it */
+	RULES_ERR_CIDR = -15,		/* bad prefix length or address */
+	RULES_ERR_CIDR_HOST_BITS = -16,	/* "10.0.0.1/8" */
+	RULES_ERR_TOO_MANY_PORTS = -17,	/* more than RULES_PORTS_MAX */
+	RULES_ERR_DUPLICATE_PORT = -18,	/* "host:443,443" */
+	RULES_ERR_TOO_MANY_ENTRIES = -19, /* over RULES_ENTRIES_MAX */
+	RULES_ERR_NOMEM = -20,		/* out of memory */
+};
+
+/* Returns a short English description of a rules_err (never NULL). */
+const char	*rules_strerror(int err);
+
+/* ------------------------------------------------------------------ hosts */
+
+enum rules_host_kind {
+	RULES_HOST_NAME = 0,
+	RULES_HOST_IPV4,
+	RULES_HOST_IPV6,
+};
+
+/*
+ * A destination host in its one canonical form (DESIGN.md principle 2): the
+ * text used for the decision, the dial and the log.  For a name, `text` is
+ * lowercase without the trailing dot; for IPv4 the dotted quad; for IPv6 the
+ * compressed form in brackets.
+ */
+struct rules_host {
+	enum rules_host_kind	 kind;
+	char			 text[RULES_HOST_TEXT_MAX];
+	size_t			 len;		/* strlen(text) */
+	struct in_addr		 v4;		/* RULES_HOST_IPV4 */
+	struct in6_addr		 v6;		/* RULES_HOST_IPV6 */
+};
+
+/*
+ * Parses `len` bytes of `s` (no NUL needed; an embedded NUL is an error) as
+ * a host: a DNS name, a dotted-quad IPv4 address, or an IPv6 address in
+ * brackets.  A name is lowercased and one trailing dot removed.  A host
+ * whose last label is numeric must be a strict dotted quad (so 127.1,
+ * 0x7f.0.0.1, 2130706433 and 017.0.0.1 are refused, never reinterpreted).
+ * Returns RULES_OK and fills `out`, or a rules_err with `out` cleared.
+ */
+int	 rules_host_parse(const char *s, size_t len, struct rules_host *out);
+
+/*
+ * Parses "HOST", "HOST:PORT", "[V6]" or "[V6]:PORT".  `*port` is set to the
+ * port, or to `default_port` when none is given.  Returns RULES_OK or a
+ * rules_err; on error both outputs are cleared.
+ */
+int	 rules_hostport_parse(const char *s, struct rules_host *out,
+	    uint16_t *port, uint16_t default_port);
+
+/* -------------------------------------------------------------- addresses */
+
+/*
+ * An address to classify: an IPv4 address is held as itself (family
+ * AF_INET), an IPv6 one as itself (AF_INET6).
+ */
+struct rules_addr {
+	int			 family;	/* AF_INET or AF_INET6 */
+	union {
+		struct in_addr	 v4;
+		struct in6_addr	 v6;
+	};
+};
+
+/*
+ * The class of an address: "public", or the name of the internal range it
+ * falls in ("loopback", "private", "link-local", ...).  IPv4 embedded in
+ * IPv6 (::ffff:0:0/96, 64:ff9b::/96, 2002::/16, 2001::/32) is classified as
+ * the IPv4 address it carries; `*embedded` (may be NULL) is then set to the
+ * embedding's name ("ipv4-mapped", "nat64", "6to4", "teredo"), else NULL.
+ * Returns a static string, never NULL.
+ */
+const char	*rules_addr_class(const struct rules_addr *a,
+		    const char **embedded);
+
+/* Returns 1 when rules_addr_class() would not say "public". */
+int		 rules_addr_is_internal(const struct rules_addr *a);
+
+/* Parses a bare IPv4 dotted quad or IPv6 address (no brackets, no zone). */
+int		 rules_addr_parse(const char *s, struct rules_addr *out);
+
+/* ------------------------------------------------------------ rule sets */
+
+struct rules;
+struct rules_entry;
+
+/*
+ * A loader error: where it is and what was wrong.  `file` is the path as the
+ * loader opened it (the top file as given, an include joined to the
+ * directory of the file that named it).  line and col are 1-based; 0 when
+ * the error is about the file as a whole (unreadable, too large).
+ */
+struct rules_error {
+	char		 file[RULES_PATH_MAX];
+	unsigned long	 line;
+	unsigned long	 col;
+	char		 msg[RULES_ERROR_MAX];
+};
+
+/*
+ * Loads the rule file `path` and every file it includes, and compiles them.
+ * Returns 0 and sets `*out` to a new set (reference count 1), or -1 with
+ * `*out` NULL and `err` filled; nothing is half-loaded.
+ */
+int	 rules_load(const char *path, struct rules **out,
+	    struct rules_error *err);
+
+/*
+ * Formats an error as "file:line:col: msg" (or "file: msg") into buf.
+ * Returns buf.
+ */
+const char	*rules_error_str(const struct rules_error *err, char *buf,
+		    size_t len);
+
+/* Takes another reference; returns r. */
+struct rules	*rules_ref(struct rules *r);
+
+/* Drops a reference; frees the set with the last one.  NULL is ignored. */
+void		 rules_free(struct rules *r);
+
+enum rules_mode	 rules_mode(const struct rules *r);
+
+/* The path of the top file, as given to rules_load(). */
+const char	*rules_path(const struct rules *r);
+
+/* Number of allow and deny entries loaded, all files together. */
+size_t		 rules_count(const struct rules *r);
+
+/*
+ * A provider named in a `providers:` mapping: its hosts became allow
+ * entries; its environment variable names are for the launcher.
+ */
+struct rules_provider {
+	const char	 *name;
+	const char	**env;		/* env_count names */
+	size_t		  env_count;
+};
+
+size_t				 rules_provider_count(const struct rules *r);
+const struct rules_provider	*rules_provider_get(const struct rules *r,
+				    size_t i);
+
+/* -------------------------------------------------------------- decisions */
+
+struct rules_decision {
+	enum rules_verdict		 verdict;
+	enum rules_reason		 reason;
+	const struct rules_entry	*entry;	/* deciding entry, or NULL */
+	const char			*addr_class;	/* for internal-address */
+};
+
+/*
+ * Decides a destination (host, port).  For a name: deny entries first (deny
+ * wins), then allow entries, else not-allowlisted; an allowed name whose
+ * port no entry allows is port-not-allowed.  For an IP literal: the CIDR
+ * entries decide the same way (an exact IP entry is a /32 or /128).  When
+ * several entries match, the one loaded first is named.  The decision does
+ * not depend on the mode: callers apply report mode themselves.
+ * The cost does not grow with the number of entries.
+ */
+void	 rules_decide(const struct rules *r, const struct rules_host *host,
+	    uint16_t port, struct rules_decision *d);
+
+/*
+ * Checks an address a name resolved to (after the name was allowed): a deny
+ * CIDR covering it → denied; an internal address no allow CIDR covers (for
+ * this port) → internal-address; else allowed.  An address embedding IPv4
+ * is checked both as itself and as its IPv4 address.
+ */
+void	 rules_check_addr(const struct rules *r, const struct rules_addr *a,
+	    uint16_t port, struct rules_decision *d);
+
+/* The stable text of a reason: "not-allowlisted", "denied", ... */
+const char	*rules_reason_str(enum rules_reason reason);
+
+/*
+ * "file:line" of an entry, written into buf (NULL entry → "-").  Returns buf.
+ */
+const char	*rules_entry_where(const struct rules_entry *e, char *buf,
+		    size_t len);
+
+/* The file an entry was loaded from, and its 1-based line there. */
+const char	*rules_entry_file(const struct rules_entry *e);
+unsigned long	 rules_entry_line(const struct rules_entry *e);
+
+/* The entry as written in its file, e.g. "*.githubusercontent.com". */
+const char	*rules_entry_text(const struct rules_entry *e);
+
+/* Returns 1 when the entry is a deny entry. */
+int		 rules_entry_is_deny(const struct rules_entry *e);
+
+/*
+ * Returns 1 when the entry names `port` itself ("github.com:22"), 0 when it
+ * allows the port only through the default `ports:` list.
+ */
+int		 rules_entry_names_port(const struct rules_entry *e,
+		    uint16_t port);
+
+#endif /* INTUTIC_RULES_H */
