@@ -66,8 +66,10 @@ rules_check(int argc, char **argv)
 			bad = 1;
 			continue;
 		}
-		printf("%s: ok (%zu entries, %zu providers, mode %s)\n",
-		    argv[i], rules_count(r), rules_provider_count(r),
+		printf("%s: ok (%zu %s, %zu %s, mode %s)\n", argv[i],
+		    rules_count(r), rules_count(r) == 1 ? "entry" : "entries",
+		    rules_provider_count(r),
+		    rules_provider_count(r) == 1 ? "provider" : "providers",
 		    rules_mode(r) == RULES_MODE_REPORT ? "report" : "enforce");
 		rules_free(r);
 	}
@@ -88,23 +90,52 @@ print_entry(const char *label, const struct rules_entry *e)
 	    rules_entry_text(e));
 }
 
+/* An ADDRESS operand: IPv4, or IPv6 with or without brackets. */
+static int
+parse_address(const char *s, struct rules_addr *a)
+{
+	char buf[64];
+	size_t len = strlen(s);
+
+	if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+		if (len - 2 >= sizeof(buf))
+			return RULES_ERR_IPV6_FORM;
+		memcpy(buf, s + 1, len - 2);
+		buf[len - 2] = '\0';
+		return rules_addr_parse(buf, a);
+	}
+	return rules_addr_parse(s, a);
+}
+
+/* "private", or "private via ipv4-mapped" for embedded IPv4. */
+static const char *
+class_text(const struct rules_addr *a, char *buf, size_t len)
+{
+	const char *embedded, *class = rules_addr_class(a, &embedded);
+
+	if (embedded == NULL)
+		return class;
+	snprintf(buf, len, "%s via %s", class, embedded);
+	return buf;
+}
+
 static int
 rules_test(int argc, char **argv)
 {
 	struct rules *r;
 	struct rules_host host;
 	struct rules_addr addr;
-	struct rules_decision d, ad, final;
-	const char *embedded, *class;
+	struct rules_decision d, ad;
+	char cbuf[64];
 	uint16_t port;
-	int i, err;
+	int i, err, name_ok;
 
 	if (argc < 2)
 		return cmd_usage_error(&cmd_rules_entry,
 		    "rules test: expected FILE and HOST[:PORT]");
 	/* Every argument is checked before anything is decided. */
 	for (i = 2; i < argc; i++)
-		if ((err = rules_addr_parse(argv[i], &addr)) != RULES_OK)
+		if ((err = parse_address(argv[i], &addr)) != RULES_OK)
 			return cmd_usage_error(&cmd_rules_entry,
 			    "rules test: address '%s': %s", argv[i],
 			    rules_strerror(err));
@@ -121,74 +152,88 @@ rules_test(int argc, char **argv)
 		return 1;
 	}
 	rules_decide(r, &host, port, &d);
-	final = d;
-	if (d.verdict == RULES_ALLOW) {
-		for (i = 2; i < argc; i++) {
-			rules_addr_parse(argv[i], &addr);
+	name_ok = d.verdict == RULES_ALLOW;
+	if (host.kind != RULES_HOST_NAME) {
+		/* An IP literal is also the address the proxy would dial. */
+		memset(&addr, 0, sizeof(addr));
+		addr.family = host.kind == RULES_HOST_IPV4 ? AF_INET : AF_INET6;
+		if (host.kind == RULES_HOST_IPV4)
+			addr.v4 = host.v4;
+		else
+			addr.v6 = host.v6;
+		if (d.verdict == RULES_ALLOW) {
 			rules_check_addr(r, &addr, port, &ad);
-			if (ad.verdict != RULES_ALLOW) {
-				final = ad;
-				break;
-			}
+			if (ad.verdict != RULES_ALLOW)
+				d = ad;
 		}
 	}
-	printf("as:       %s:%u\n", host.text, port);
-	printf("decision: %s\n", final.verdict == RULES_ALLOW ? "allow" :
-	    "deny");
-	printf("reason:   %s\n", rules_reason_str(final.reason));
-	print_entry("rule:     ", final.entry);
-	if (host.kind != RULES_HOST_NAME) {
-		addr.family = host.kind == RULES_HOST_IPV4 ? AF_INET : AF_INET6;
-		addr.v4 = host.v4;
-		if (host.kind == RULES_HOST_IPV6)
-			addr.v6 = host.v6;
-		printf("class:    %s\n", rules_addr_class(&addr, NULL));
+	/* A name is allowed only when every address it resolved to is. */
+	for (i = 2; i < argc && d.verdict == RULES_ALLOW; i++) {
+		parse_address(argv[i], &addr);
+		rules_check_addr(r, &addr, port, &ad);
+		if (ad.verdict != RULES_ALLOW)
+			d = ad;
 	}
-	if (final.verdict != RULES_ALLOW && rules_mode(r) == RULES_MODE_REPORT)
+	printf("as:       %s:%u\n", host.text, port);
+	printf("decision: %s\n", d.verdict == RULES_ALLOW ? "allow" : "deny");
+	printf("reason:   %s\n", rules_reason_str(d.reason));
+	print_entry("rule:     ", d.entry);
+	if (host.kind != RULES_HOST_NAME)
+		printf("class:    %s\n", class_text(&addr, cbuf, sizeof(cbuf)));
+	if (d.verdict != RULES_ALLOW && rules_mode(r) == RULES_MODE_REPORT)
 		printf("mode:     report (the proxy would log this denial "
 		    "and let the connection through)\n");
 
 	for (i = 2; i < argc; i++) {
-		rules_addr_parse(argv[i], &addr);
+		parse_address(argv[i], &addr);
+		printf("address:  %s %s", argv[i],
+		    class_text(&addr, cbuf, sizeof(cbuf)));
+		if (!name_ok) {
+			/* The proxy never resolves a name it denied. */
+			printf(" (not checked: the host is denied)\n");
+			continue;
+		}
 		rules_check_addr(r, &addr, port, &ad);
-		class = rules_addr_class(&addr, &embedded);
-		printf("address:  %s %s%s%s: %s %s\n", argv[i], class,
-		    embedded != NULL ? " via " : "",
-		    embedded != NULL ? embedded : "",
-		    ad.verdict == RULES_ALLOW ? "allow" : "deny",
+		printf(": %s %s\n", ad.verdict == RULES_ALLOW ? "allow" : "deny",
 		    rules_reason_str(ad.reason));
 	}
 	rules_free(r);
-	return final.verdict == RULES_ALLOW ? 0 : 1;
+	return d.verdict == RULES_ALLOW ? 0 : 1;
 }
 
-/* Refuses options: these subcommands take none but --help. */
+/*
+ * Refuses options (these subcommands take none but --help, which main()
+ * handles) and removes the first "--", after which every word is an
+ * operand.  Returns the new argc, or -1 after a usage error.
+ */
 static int
-no_options(int argc, char **argv)
+operands(int argc, char **argv)
 {
 	int i;
 
 	for (i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		if (argv[i][0] == '-' && argv[i][1] != '\0')
-			return cmd_usage_error(&cmd_rules_entry,
+		if (strcmp(argv[i], "--") == 0) {
+			memmove(&argv[i], &argv[i + 1],
+			    (size_t)(argc - i) * sizeof(*argv));
+			return argc - 1;
+		}
+		if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			cmd_usage_error(&cmd_rules_entry,
 			    "rules: unknown option '%s'", argv[i]);
+			return -1;
+		}
 	}
-	return 0;
+	return argc;
 }
 
 static int
 cmd_rules_exec(int argc, char **argv)
 {
-	if (argc >= 2 && no_options(argc - 2, argv + 2) != 0)
+	int n = 0;
+
+	if (argc >= 2 && (n = operands(argc - 2, argv + 2)) < 0)
 		return EXIT_USAGE;
-	if (argc >= 3 && strcmp(argv[2], "--") == 0) {
-		/* "rules check -- -odd-name.yaml" */
-		argv[2] = argv[1];
-		argc--;
-		argv++;
-	}
+	argc = argc >= 2 ? n + 2 : argc;
 	if (argc < 2)
 		return cmd_usage_error(&cmd_rules_entry,
 		    "rules: expected 'check' or 'test'");

@@ -40,6 +40,8 @@ static const char *const rules_errors[] = {
 	[-RULES_ERR_DUPLICATE_PORT] = "port listed twice",
 	[-RULES_ERR_TOO_MANY_ENTRIES] = "too many entries (at most 1000000 in all files)",
 	[-RULES_ERR_NOMEM] = "out of memory",
+	[-RULES_ERR_WILDCARD_ALONE] = "a wildcard alone would allow every name: name a domain ('*.example.com')",
+	[-RULES_ERR_CIDR_PREFIX] = "prefix length over 32 for IPv4 or over 128 for IPv6",
 };
 
 const char *

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "rules-int.h"
 
 #define QUOTE_MAX	100	/* bytes of offending text quoted in a message */
+#define QUOTE_BUF	(QUOTE_MAX * 4 + 8)	/* its quoted, escaped form */
 #define ENV_NAME_MAX	128	/* bytes in an environment variable name */
 #define PROVIDER_ENV_MAX 32	/* variables one provider may name */
 
@@ -55,10 +57,13 @@ struct yfile {
 	yaml_event_t	 ev;		/* the current event */
 	int		 have_ev;
 	int		 nesting;
+	const char	*buf;		/* the file's bytes, for reader errors */
+	size_t		 len;
 };
 
 static int	load_file(struct loader *, const char *, const yaml_mark_t *,
 		    const char *);
+static char	*escape(char *, size_t, const char *, size_t, size_t);
 
 static void __attribute__((format(printf, 4, 5)))
 set_error(struct rules_error *err, const char *file, const yaml_mark_t *m,
@@ -66,7 +71,7 @@ set_error(struct rules_error *err, const char *file, const yaml_mark_t *m,
 {
 	va_list ap;
 
-	snprintf(err->file, sizeof(err->file), "%s", file);
+	escape(err->file, sizeof(err->file), file, strlen(file), SIZE_MAX);
 	err->line = m != NULL ? m->line + 1 : 0;
 	err->col = m != NULL ? m->column + 1 : 0;
 	va_start(ap, fmt);
@@ -88,15 +93,60 @@ rules_error_str(const struct rules_error *err, char *buf, size_t len)
 	return buf;
 }
 
-/* Quotes at most QUOTE_MAX bytes of s for a message. */
+/*
+ * Copies at most `max` bytes of s into buf with control bytes (which YAML
+ * escapes and file names can hold) written as \xHH, so that a rule file
+ * can never put a line break or a terminal escape into a message; other
+ * bytes stay as written.  "..." marks a cut.  Returns buf.
+ */
+static char *
+escape(char *buf, size_t buflen, const char *s, size_t len, size_t max)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, o = 0;
+
+	for (i = 0; i < len && i < max && o + 8 < buflen; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f) {
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[c >> 4];
+			buf[o++] = hex[c & 15];
+		} else
+			buf[o++] = (char)c;
+	}
+	if (i < len && o + 4 <= buflen) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Quotes at most QUOTE_MAX bytes of s, escaped, for a message. */
 static const char *
 quote(const char *s, size_t len, char *buf, size_t buflen)
 {
-	if (len > QUOTE_MAX)
-		snprintf(buf, buflen, "'%.*s...'", QUOTE_MAX, s);
-	else
-		snprintf(buf, buflen, "'%.*s'", (int)len, s);
+	size_t o;
+
+	buf[0] = '\'';
+	escape(buf + 1, buflen - 2, s, len, QUOTE_MAX);
+	o = strlen(buf);
+	buf[o++] = '\'';
+	buf[o] = '\0';
 	return buf;
+}
+
+/* The current scalar is exactly `word` (no embedded NUL tricks). */
+static int
+scalar_is(const yaml_event_t *ev, const char *word)
+{
+	size_t len = strlen(word);
+
+	return ev->type == YAML_SCALAR_EVENT &&
+	    ev->data.scalar.length == len &&
+	    memcmp(ev->data.scalar.value, word, len) == 0;
 }
 
 static int
@@ -115,8 +165,6 @@ is_null(const yaml_event_t *ev)
 static const char *
 describe(const yaml_event_t *ev, char *buf, size_t len)
 {
-	char q[QUOTE_MAX + 8];
-
 	switch (ev->type) {
 	case YAML_MAPPING_START_EVENT:
 		return "a mapping";
@@ -125,16 +173,69 @@ describe(const yaml_event_t *ev, char *buf, size_t len)
 	case YAML_SCALAR_EVENT:
 		if (is_null(ev))
 			return "nothing (null)";
-		snprintf(buf, len, "%s",
-		    quote((const char *)ev->data.scalar.value,
-		    ev->data.scalar.length, q, sizeof(q)));
-		return buf;
+		return quote((const char *)ev->data.scalar.value,
+		    ev->data.scalar.length, buf, len);
 	case YAML_MAPPING_END_EVENT:
 	case YAML_SEQUENCE_END_EVENT:
 		return "the end of a collection";
 	default:
 		return "something else";
 	}
+}
+
+/*
+ * The position of a byte offset: libyaml gives reader errors (control
+ * characters, invalid UTF-8) as an offset, not as a mark.
+ */
+static yaml_mark_t
+offset_mark(const struct yfile *f, size_t offset)
+{
+	yaml_mark_t m;
+	size_t i;
+
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < offset && i < f->len; i++) {
+		if (f->buf[i] == '\n') {
+			m.line++;
+			m.column = 0;
+		} else if (((unsigned char)f->buf[i] & 0xc0) != 0x80)
+			m.column++;	/* count characters, not bytes */
+	}
+	m.index = offset;
+	return m;
+}
+
+/* Turns libyaml's error into a message with a position and a hint. */
+static int
+parse_error(struct yfile *f)
+{
+	yaml_parser_t *p = &f->parser;
+	yaml_mark_t m = p->problem_mark;
+	const char *problem = p->problem != NULL ? p->problem : "parse error";
+	const char *hint = "";
+	char ctx[128] = "";
+	unsigned char c;
+
+	if (p->error == YAML_MEMORY_ERROR)
+		return fail(f, NULL, "out of memory");
+	if (p->error == YAML_READER_ERROR) {
+		m = offset_mark(f, p->problem_offset);
+		if (p->problem_value != -1)
+			return fail(f, &m, "invalid character (byte 0x%02x): "
+			    "%s; rule files are UTF-8 text",
+			    (unsigned int)p->problem_value & 0xff, problem);
+		return fail(f, &m, "invalid text: %s", problem);
+	}
+	if (p->context != NULL)
+		snprintf(ctx, sizeof(ctx), " %s (started at %lu:%lu)",
+		    p->context, (unsigned long)p->context_mark.line + 1,
+		    (unsigned long)p->context_mark.column + 1);
+	c = m.index < f->len ? (unsigned char)f->buf[m.index] : 0;
+	if (c == '\t')
+		hint = "; tabs cannot indent YAML: use spaces";
+	else if (p->context != NULL && strstr(p->context, "alias") != NULL)
+		hint = "; a wildcard entry must be quoted: \"*.example.com\"";
+	return fail(f, &m, "invalid YAML: %s%s%s", problem, ctx, hint);
 }
 
 /* Advances to the next event, refusing what the rule language never uses. */
@@ -144,19 +245,13 @@ next(struct yfile *f)
 	yaml_parser_t *p = &f->parser;
 	yaml_event_t *ev = &f->ev;
 	const yaml_char_t *anchor = NULL, *tag = NULL;
+	char q[QUOTE_BUF];
 
 	if (f->have_ev)
 		yaml_event_delete(ev);
 	f->have_ev = 0;
-	if (!yaml_parser_parse(p, ev)) {
-		if (p->error == YAML_MEMORY_ERROR)
-			return fail(f, NULL, "out of memory");
-		if (p->context != NULL)
-			return fail(f, &p->problem_mark, "invalid YAML: %s %s",
-			    p->problem, p->context);
-		return fail(f, &p->problem_mark, "invalid YAML: %s",
-		    p->problem != NULL ? p->problem : "parse error");
-	}
+	if (!yaml_parser_parse(p, ev))
+		return parse_error(f);
 	f->have_ev = 1;
 	switch (ev->type) {
 	case YAML_ALIAS_EVENT:
@@ -183,12 +278,27 @@ next(struct yfile *f)
 	default:
 		break;
 	}
-	if (anchor != NULL)
-		return fail(f, &ev->start_mark, "YAML anchor '&%s' found: "
-		    "aliases and anchors are not allowed in rule files", anchor);
-	if (tag != NULL)
-		return fail(f, &ev->start_mark, "YAML tag '%s' found: "
-		    "tags are not allowed in rule files", tag);
+	if (anchor != NULL) {
+		char shown[QUOTE_MAX + 2];
+
+		snprintf(shown, sizeof(shown), "&%s", (const char *)anchor);
+		return fail(f, &ev->start_mark, "YAML anchor %s found: "
+		    "aliases and anchors are not allowed in rule files",
+		    quote(shown, strlen(shown), q, sizeof(q)));
+	}
+	if (tag != NULL) {
+		/* Show "!!str" as written, not its expansion. */
+		const char *t = (const char *)tag;
+		char shown[QUOTE_MAX + 3];
+
+		if (strncmp(t, "tag:yaml.org,2002:", 18) == 0)
+			snprintf(shown, sizeof(shown), "!!%s", t + 18);
+		else
+			snprintf(shown, sizeof(shown), "%s", t);
+		return fail(f, &ev->start_mark, "YAML tag %s found: tags are "
+		    "not allowed in rule files",
+		    quote(shown, strlen(shown), q, sizeof(q)));
+	}
 	if (f->nesting > RULES_NESTING_MAX)
 		return fail(f, &ev->start_mark,
 		    "collections nested deeper than %d levels", RULES_NESTING_MAX);
@@ -198,7 +308,7 @@ next(struct yfile *f)
 static int
 expect(struct yfile *f, yaml_event_type_t type, const char *what)
 {
-	char buf[QUOTE_MAX + 8];
+	char buf[QUOTE_BUF];
 
 	if (next(f) != 0)
 		return -1;
@@ -212,7 +322,7 @@ expect(struct yfile *f, yaml_event_type_t type, const char *what)
 static int
 scalar(struct yfile *f, const char *what, const char **s, size_t *len)
 {
-	char buf[QUOTE_MAX + 8];
+	char buf[QUOTE_BUF];
 
 	if (f->ev.type != YAML_SCALAR_EVENT || is_null(&f->ev))
 		return fail(f, &f->ev.start_mark, "found %s: expected %s",
@@ -223,34 +333,35 @@ scalar(struct yfile *f, const char *what, const char **s, size_t *len)
 }
 
 /*
- * Walks a list of scalars, calling `item` for each.  A single scalar in
- * place of the list is accepted only when `single_ok`.
+ * Walks a list of scalars, calling `item` for each.  `one` and `many` name
+ * an item and the list for messages ("a host entry", "host entries").  A
+ * single scalar in place of the list is accepted only when `single_ok`.
  */
 static int
-each_scalar(struct yfile *f, const char *what, int single_ok,
-    int (*item)(struct yfile *, const char *, size_t, void *), void *arg)
+each_scalar(struct yfile *f, const char *one, const char *many,
+    int single_ok, int (*item)(struct yfile *, const char *, size_t, void *),
+    void *arg)
 {
-	char buf[QUOTE_MAX + 8], expected[128];
+	char buf[QUOTE_BUF];
 	const char *s;
 	size_t len;
 
-	snprintf(expected, sizeof(expected), "a list of %s", what);
 	if (next(f) != 0)
 		return -1;
 	if (single_ok && f->ev.type == YAML_SCALAR_EVENT && !is_null(&f->ev)) {
-		if (scalar(f, what, &s, &len) != 0)
+		if (scalar(f, one, &s, &len) != 0)
 			return -1;
 		return item(f, s, len, arg);
 	}
 	if (f->ev.type != YAML_SEQUENCE_START_EVENT)
-		return fail(f, &f->ev.start_mark, "found %s: expected %s",
-		    describe(&f->ev, buf, sizeof(buf)), expected);
+		return fail(f, &f->ev.start_mark, "found %s: expected a list "
+		    "of %s", describe(&f->ev, buf, sizeof(buf)), many);
 	for (;;) {
 		if (next(f) != 0)
 			return -1;
 		if (f->ev.type == YAML_SEQUENCE_END_EVENT)
 			return 0;
-		if (scalar(f, what, &s, &len) != 0 || item(f, s, len, arg) != 0)
+		if (scalar(f, one, &s, &len) != 0 || item(f, s, len, arg) != 0)
 			return -1;
 	}
 }
@@ -261,28 +372,33 @@ static int
 entry_item(struct yfile *f, const char *s, size_t len, void *arg)
 {
 	int deny = *(const int *)arg, r;
-	char q[QUOTE_MAX + 8];
+	char q[QUOTE_BUF];
+	const char *hint = "";
 
 	r = rules_add_entry(f->ld->r, s, len, deny, f->path,
 	    f->ev.start_mark.line + 1);
 	if (r == RULES_OK)
 		return 0;
-	return fail(f, &f->ev.start_mark, "%s entry %s: %s",
+	/* "a.com b.com": two entries run together by a missing ',' or ']'. */
+	if (memchr(s, ' ', len) != NULL || memchr(s, '\n', len) != NULL)
+		hint = " (an entry is one word: is a ',' or a ']' missing?)";
+	return fail(f, &f->ev.start_mark, "%s entry %s: %s%s",
 	    deny ? "deny" : "allow", quote(s, len, q, sizeof(q)),
-	    rules_strerror(r));
+	    rules_strerror(r), hint);
 }
 
 static int
 key_version(struct yfile *f)
 {
-	char buf[QUOTE_MAX + 8];
+	char buf[QUOTE_BUF];
 
 	if (next(f) != 0)
 		return -1;
-	if (f->ev.type != YAML_SCALAR_EVENT ||
-	    strcmp((const char *)f->ev.data.scalar.value, "1") != 0)
-		return fail(f, &f->ev.start_mark,
-		    "found version %s: expected 1 (the only version)",
+	if (!scalar_is(&f->ev, "1") || !f->ev.data.scalar.plain_implicit)
+		return fail(f, &f->ev.start_mark, "found %s%s: expected version "
+		    "1, a number (the only version)",
+		    f->ev.type == YAML_SCALAR_EVENT &&
+		    !f->ev.data.scalar.plain_implicit ? "the string " : "",
 		    describe(&f->ev, buf, sizeof(buf)));
 	return 0;
 }
@@ -301,14 +417,14 @@ key_mode(struct yfile *f, const yaml_mark_t *keymark)
 {
 	const char *s;
 	size_t len;
-	char q[QUOTE_MAX + 8];
+	char q[QUOTE_BUF];
 
 	if (top_only(f, keymark, "mode") != 0 || next(f) != 0 ||
 	    scalar(f, "enforce or report", &s, &len) != 0)
 		return -1;
-	if (strcmp(s, "enforce") == 0)
+	if (scalar_is(&f->ev, "enforce"))
 		f->ld->r->mode = RULES_MODE_ENFORCE;
-	else if (strcmp(s, "report") == 0)
+	else if (scalar_is(&f->ev, "report"))
 		f->ld->r->mode = RULES_MODE_REPORT;
 	else
 		return fail(f, &f->ev.start_mark,
@@ -323,7 +439,7 @@ port_item(struct yfile *f, const char *s, size_t len, void *arg)
 	struct rules *r = f->ld->r;
 	uint16_t port;
 	size_t i;
-	char q[QUOTE_MAX + 8];
+	char q[QUOTE_BUF];
 
 	(void)arg;
 	if (rules_port_parse(s, len, &port) != RULES_OK)
@@ -348,7 +464,7 @@ key_ports(struct yfile *f, const yaml_mark_t *keymark)
 	if (top_only(f, keymark, "ports") != 0)
 		return -1;
 	f->ld->r->ndefault_ports = 0;
-	if (each_scalar(f, "ports", 0, port_item, NULL) != 0)
+	if (each_scalar(f, "a port", "ports", 0, port_item, NULL) != 0)
 		return -1;
 	m = f->ev.start_mark;
 	if (f->ld->r->ndefault_ports == 0)
@@ -360,7 +476,7 @@ key_ports(struct yfile *f, const yaml_mark_t *keymark)
 static int
 include_item(struct yfile *f, const char *s, size_t len, void *arg)
 {
-	char path[RULES_PATH_MAX], q[QUOTE_MAX + 8];
+	char path[RULES_PATH_MAX], q[QUOTE_BUF];
 	const char *slash;
 	int n;
 
@@ -423,7 +539,7 @@ static int
 env_item(struct yfile *f, const char *s, size_t len, void *arg)
 {
 	struct env_list *l = arg;
-	char q[QUOTE_MAX + 8];
+	char q[QUOTE_BUF];
 	size_t i;
 
 	if (!valid_env_name(s, len))
@@ -431,7 +547,7 @@ env_item(struct yfile *f, const char *s, size_t len, void *arg)
 		    "environment variable name (letters, digits, '_')",
 		    quote(s, len, q, sizeof(q)));
 	for (i = 0; i < l->n; i++)
-		if (strcmp(l->names[i], s) == 0)
+		if (scalar_is(&f->ev, l->names[i]))
 			return fail(f, &f->ev.start_mark,
 			    "variable %s listed twice", quote(s, len, q,
 			    sizeof(q)));
@@ -482,7 +598,7 @@ provider(struct yfile *f, const char *name)
 	const char *s;
 	size_t len;
 	int seen_hosts = 0, seen_env = 0, allow = 0;
-	char q[QUOTE_MAX + 8];
+	char q[QUOTE_BUF];
 
 	if (expect(f, YAML_MAPPING_START_EVENT,
 	    "a mapping with 'hosts' and 'env'") != 0)
@@ -494,17 +610,20 @@ provider(struct yfile *f, const char *name)
 			break;
 		if (scalar(f, "'hosts' or 'env'", &s, &len) != 0)
 			return -1;
-		if (strcmp(s, "hosts") == 0 && !seen_hosts) {
+		if (scalar_is(&f->ev, "hosts") && !seen_hosts) {
 			seen_hosts = 1;
-			if (each_scalar(f, "host entries", 0, entry_item,
+			if (each_scalar(f, "a host entry", "host entries", 0,
+			    entry_item,
 			    &allow) != 0)
 				return -1;
-		} else if (strcmp(s, "env") == 0 && !seen_env) {
+		} else if (scalar_is(&f->ev, "env") && !seen_env) {
 			seen_env = 1;
-			if (each_scalar(f, "environment variable names", 0,
+			if (each_scalar(f, "an environment variable name",
+			    "environment variable names", 0,
 			    env_item, &env) != 0)
 				return -1;
-		} else if (strcmp(s, "hosts") == 0 || strcmp(s, "env") == 0)
+		} else if (scalar_is(&f->ev, "hosts") ||
+		    scalar_is(&f->ev, "env"))
 			return fail(f, &f->ev.start_mark,
 			    "duplicate key %s in provider '%s'",
 			    quote(s, len, q, sizeof(q)), name);
@@ -523,7 +642,7 @@ key_providers(struct yfile *f)
 	struct rules *r = f->ld->r;
 	const char *s, *name;
 	size_t len, i;
-	char q[QUOTE_MAX + 8];
+	char q[QUOTE_BUF];
 
 	if (expect(f, YAML_MAPPING_START_EVENT,
 	    "a mapping of provider names") != 0)
@@ -540,7 +659,7 @@ key_providers(struct yfile *f)
 			    "%s: expected lowercase letters, digits and '-'",
 			    quote(s, len, q, sizeof(q)));
 		for (i = 0; i < r->nproviders; i++)
-			if (strcmp(r->providers[i].name, s) == 0)
+			if (scalar_is(&f->ev, r->providers[i].name))
 				return fail(f, &f->ev.start_mark,
 				    "provider %s defined twice",
 				    quote(s, len, q, sizeof(q)));
@@ -570,7 +689,7 @@ parse_document(struct yfile *f)
 	const char *s;
 	size_t len;
 	int k, deny;
-	char q[QUOTE_MAX + 8];
+	char q[QUOTE_BUF];
 
 	if (expect(f, YAML_STREAM_START_EVENT, "a YAML stream") != 0 ||
 	    next(f) != 0)
@@ -600,7 +719,7 @@ parse_document(struct yfile *f)
 			return -1;
 		keymark = f->ev.start_mark;
 		for (k = 0; k < KEY_COUNT; k++)
-			if (strcmp(s, key_names[k]) == 0)
+			if (scalar_is(&f->ev, key_names[k]))
 				break;
 		if (k == KEY_COUNT)
 			return fail(f, &keymark, "unknown key %s (expected "
@@ -626,12 +745,14 @@ parse_document(struct yfile *f)
 		case KEY_ALLOW:
 		case KEY_DENY:
 			deny = k == KEY_DENY;
-			if (each_scalar(f, "host entries", 0, entry_item,
+			if (each_scalar(f, "a host entry", "host entries", 0,
+			    entry_item,
 			    &deny) != 0)
 				return -1;
 			break;
 		case KEY_INCLUDE:
-			if (each_scalar(f, "file names", 1, include_item,
+			if (each_scalar(f, "a file name", "file names", 1,
+			    include_item,
 			    NULL) != 0)
 				return -1;
 			break;
@@ -737,7 +858,7 @@ load_file(struct loader *ld, const char *path, const yaml_mark_t *m,
 {
 	struct yfile f;
 	struct stat st;
-	char *buf = NULL, chain[1024];
+	char *buf = NULL, chain[1024], q[QUOTE_BUF];
 	size_t len, i, off;
 	int e, ret = -1;
 
@@ -749,20 +870,29 @@ load_file(struct loader *ld, const char *path, const yaml_mark_t *m,
 			set_error(ld->err, path, NULL, "cannot read: %s",
 			    read_error(e));
 		else
-			set_error(ld->err, from, m, "cannot include '%s': %s",
-			    path, read_error(e));
+			set_error(ld->err, from, m, "cannot include %s: %s",
+			    quote(path, strlen(path), q, sizeof(q)),
+			    read_error(e));
 		return -1;
 	}
 	for (i = 0; i < ld->depth; i++) {
 		if (ld->stack[i].dev != st.st_dev ||
 		    ld->stack[i].ino != st.st_ino)
 			continue;
-		off = 0;
-		for (; i < ld->depth && off < sizeof(chain); i++)
-			off += (size_t)snprintf(chain + off,
-			    sizeof(chain) - off, "%s -> ", ld->stack[i].path);
-		set_error(ld->err, from != NULL ? from : path, m, "include cycle: %s%s",
-		    off < sizeof(chain) ? chain : "", path);
+		chain[0] = '\0';
+		for (; i <= ld->depth; i++) {
+			const char *p = i < ld->depth ? ld->stack[i].path : path;
+
+			off = strlen(chain);
+			escape(chain + off, sizeof(chain) - off, p, strlen(p),
+			    QUOTE_MAX);
+			off = strlen(chain);
+			if (i < ld->depth)
+				snprintf(chain + off, sizeof(chain) - off,
+				    " -> ");
+		}
+		set_error(ld->err, from != NULL ? from : path, m,
+		    "include cycle: %s", chain);
 		goto out;
 	}
 	for (i = 0; i < ld->nfiles; i++) {
@@ -800,6 +930,8 @@ load_file(struct loader *ld, const char *path, const yaml_mark_t *m,
 		ld->depth--;
 		goto out;
 	}
+	f.buf = buf;
+	f.len = len;
 	yaml_parser_set_input_string(&f.parser, (const unsigned char *)buf,
 	    len);
 	ret = parse_document(&f);

@@ -238,7 +238,7 @@ parse_cidr(const char *s, size_t len, int *family, unsigned int *plen,
 	for (p = slash + 1; p < end && *p >= '0' && *p <= '9'; p++) {
 		v = v * 10 + (unsigned int)(*p - '0');
 		if (v > max)
-			return RULES_ERR_CIDR;
+			return RULES_ERR_CIDR_PREFIX;
 	}
 	if (p == slash + 1 || (p - slash > 2 && slash[1] == '0'))
 		return RULES_ERR_CIDR;
@@ -310,6 +310,10 @@ rules_add_entry(struct rules *r, const char *text, size_t len, int deny,
 		return RULES_ERR_LABEL_CHAR;
 
 	if (text[0] == '*') {
+		/* "*" or "**", with or without ports. */
+		hostlen = (len > 1 && text[1] == '*') ? 2 : 1;
+		if (hostlen == len || text[hostlen] == ':')
+			return RULES_ERR_WILDCARD_ALONE;
 		if (len > 3 && memcmp(text, "**.", 3) == 0) {
 			e.match = RULES_MATCH_SUBTREE;
 			host += 3;

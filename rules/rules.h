@@ -83,6 +83,8 @@ enum rules_err {
 	RULES_ERR_DUPLICATE_PORT = -18,	/* "host:443,443" */
 	RULES_ERR_TOO_MANY_ENTRIES = -19, /* over RULES_ENTRIES_MAX */
 	RULES_ERR_NOMEM = -20,		/* out of memory */
+	RULES_ERR_WILDCARD_ALONE = -21,	/* "*" or "**": every name */
+	RULES_ERR_CIDR_PREFIX = -22,	/* /33 for IPv4, /129 for IPv6 */
 };
 
 /* Returns a short English description of a rules_err (never NULL). */

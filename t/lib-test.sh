@@ -93,6 +93,11 @@ export top_srcdir top_builddir INTUTIC TEST_DATA TEST_SHELL_PATH
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy \
     NO_PROXY no_proxy ftp_proxy FTP_PROXY
 unset CDPATH XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
+# intutic's own settings from the caller's environment would change what a
+# test sees: none survives (INTUTIC, the binary's path, is not a setting).
+for test_var_ in $(env | sed -n 's/^\(INTUTIC_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	unset "$test_var_"
+done
 LC_ALL=C
 LANG=C
 TZ=UTC
