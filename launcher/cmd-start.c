@@ -22,11 +22,12 @@ const struct cmd_entry cmd_start_entry = {
 	    "usage: intutic start [--rules FILE]\n"
 	    "\n"
 	    "Checks the rule file (FILE, else $INTUTIC_RULES, else\n"
-	    "$XDG_CONFIG_HOME/intutic/rules.yaml, else /etc/intutic/rules.yaml,\n"
-	    "else the shipped default.yaml) and runs the proxy, intutic-proxy,\n"
-	    "in the foreground.  A rule file that does not load is never\n"
-	    "half-applied: start refuses with exit 2.  When intutic-proxy is\n"
-	    "not installed, start says so and exits 125.\n",
+	    "$XDG_CONFIG_HOME/intutic/rules.yaml (or ~/.config/intutic/rules.yaml),\n"
+	    "else /etc/intutic/rules.yaml, else the shipped default.yaml) and\n"
+	    "runs the proxy, intutic-proxy, in the foreground.  A rule file\n"
+	    "that does not load is never half-applied: start refuses with\n"
+	    "exit 2.  When intutic-proxy is not installed, start says so and\n"
+	    "exits 125.\n",
 	.exec = cmd_start_exec,
 };
 
@@ -98,8 +99,8 @@ cmd_start_exec(int argc, char **argv)
 
 	if (find_proxy(proxy, sizeof(proxy)) != 0) {
 		fprintf(stderr, "intutic: the proxy is not built yet: no "
-		    "intutic-proxy in %s or beside intutic\n",
-		    INTUTIC_LIBEXECDIR);
+		    "intutic-proxy in %s, beside intutic, or in ../proxy of a "
+		    "build tree\n", INTUTIC_LIBEXECDIR);
 		return EXIT_CANNOT_RUN;
 	}
 	execl(proxy, "intutic-proxy", "--rules", path, (char *)NULL);

@@ -42,6 +42,7 @@ static const char *const rules_errors[] = {
 	[-RULES_ERR_NOMEM] = "out of memory",
 	[-RULES_ERR_WILDCARD_ALONE] = "a wildcard alone would allow every name: name a domain ('*.example.com')",
 	[-RULES_ERR_CIDR_PREFIX] = "prefix length over 32 for IPv4 or over 128 for IPv6",
+	[-RULES_ERR_MAPPED] = "an IPv4-mapped IPv6 address: write the IPv4 address itself",
 };
 
 const char *
@@ -390,8 +391,8 @@ rules_prefix_match(const uint8_t *a, const uint8_t *net, unsigned int plen)
 	return ((a[full] ^ net[full]) & (uint8_t)(0xff << (8 - rest))) == 0;
 }
 
-static const char *
-class_v4(const uint8_t *a)
+const char *
+rules_class_v4(const uint8_t *a)
 {
 	size_t i;
 
@@ -439,17 +440,27 @@ rules_addr_embedded_v4(const struct in6_addr *a6, uint8_t v4[2][4],
 }
 
 const char *
+rules_class_v6(const uint8_t *a)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(ranges_v6) / sizeof(ranges_v6[0]); i++)
+		if (rules_prefix_match(a, ranges_v6[i].addr, ranges_v6[i].plen))
+			return ranges_v6[i].class;
+	return NULL;
+}
+
+const char *
 rules_addr_class(const struct rules_addr *a, const char **embedded)
 {
 	uint8_t v4[2][4];
 	const char *how, *c;
-	size_t i;
 	int n, k;
 
 	if (embedded != NULL)
 		*embedded = NULL;
 	if (a->family == AF_INET) {
-		c = class_v4((const uint8_t *)&a->v4.s_addr);
+		c = rules_class_v4((const uint8_t *)&a->v4.s_addr);
 		return c != NULL ? c : "public";
 	}
 	if (a->family != AF_INET6)
@@ -458,15 +469,12 @@ rules_addr_class(const struct rules_addr *a, const char **embedded)
 		if (embedded != NULL)
 			*embedded = how;
 		for (k = 0; k < n; k++)
-			if ((c = class_v4(v4[k])) != NULL)
+			if ((c = rules_class_v4(v4[k])) != NULL)
 				return c;
 		return "public";
 	}
-	for (i = 0; i < sizeof(ranges_v6) / sizeof(ranges_v6[0]); i++)
-		if (rules_prefix_match(a->v6.s6_addr, ranges_v6[i].addr,
-		    ranges_v6[i].plen))
-			return ranges_v6[i].class;
-	return "public";
+	c = rules_class_v6(a->v6.s6_addr);
+	return c != NULL ? c : "public";
 }
 
 int

@@ -83,6 +83,9 @@ int	 rules_split_port(const char *s, size_t len, size_t *hostlen,
 	    const char **ports, size_t *portslen);
 int	 rules_prefix_match(const uint8_t *a, const uint8_t *net,
 	    unsigned int plen);
+/* The internal class of an address, or NULL when it is public. */
+const char	*rules_class_v4(const uint8_t *a);
+const char	*rules_class_v6(const uint8_t *a);	/* without embeddings */
 int	 rules_addr_embedded_v4(const struct in6_addr *a6, uint8_t v4[2][4],
 	    const char **how);
 

@@ -442,6 +442,10 @@ port_item(struct yfile *f, const char *s, size_t len, void *arg)
 	char q[QUOTE_BUF];
 
 	(void)arg;
+	if (!f->ev.data.scalar.plain_implicit)
+		return fail(f, &f->ev.start_mark, "found the string %s: expected "
+		    "a port number (write it without quotes)",
+		    quote(s, len, q, sizeof(q)));
 	if (rules_port_parse(s, len, &port) != RULES_OK)
 		return fail(f, &f->ev.start_mark, "found port %s: expected a "
 		    "number from 1 to 65535", quote(s, len, q, sizeof(q)));

@@ -233,6 +233,8 @@ parse_cidr(const char *s, size_t len, int *family, unsigned int *plen,
 	buf[alen] = '\0';
 	if ((r = rules_addr_parse(buf, &a)) != RULES_OK)
 		return r == RULES_ERR_IPV4_FORM ? r : RULES_ERR_CIDR;
+	if (a.family == AF_INET && s[0] == '[')
+		return RULES_ERR_IPV6_FORM;	/* brackets are for IPv6 */
 
 	max = a.family == AF_INET ? 32 : 128;
 	for (p = slash + 1; p < end && *p >= '0' && *p <= '9'; p++) {
@@ -261,6 +263,18 @@ parse_cidr(const char *s, size_t len, int *family, unsigned int *plen,
 			return RULES_ERR_CIDR_HOST_BITS;
 	}
 	return RULES_OK;
+}
+
+/*
+ * An IPv4-mapped address is the IPv4 address: as an entry it is refused, so
+ * that nobody writes a deny entry in a form that misses the plain IPv4 one.
+ */
+static int
+is_mapped(const uint8_t *a)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return memcmp(a, prefix, sizeof(prefix)) == 0;
 }
 
 static int
@@ -340,6 +354,8 @@ rules_add_entry(struct rules *r, const char *text, size_t len, int deny,
 		if ((ret = parse_cidr(text, len, &family, &plen, addr, &ptext,
 		    &ptlen)) != RULES_OK)
 			return ret;
+		if (family == AF_INET6 && plen >= 96 && is_mapped(addr))
+			return RULES_ERR_MAPPED;
 		e.match = RULES_MATCH_CIDR;
 		cidr_key(key, family, plen, addr);
 	} else {
@@ -355,6 +371,8 @@ rules_add_entry(struct rules *r, const char *text, size_t len, int deny,
 			if (h.kind == RULES_HOST_IPV4)
 				cidr_key(key, AF_INET, 32,
 				    (const uint8_t *)&h.v4.s_addr);
+			else if (is_mapped(h.v6.s6_addr))
+				return RULES_ERR_MAPPED;
 			else
 				cidr_key(key, AF_INET6, 128, h.v6.s6_addr);
 		}
@@ -737,29 +755,60 @@ rules_check_addr(const struct rules *r, const struct rules_addr *a,
     uint16_t port, struct rules_decision *d)
 {
 	struct verdicts v = { RULES_NO_ENTRY, RULES_NO_ENTRY, RULES_NO_ENTRY };
-	const char *class;
+	struct verdicts own;
+	uint8_t v4[2][4];
+	const char *how, *class, *internal = NULL;
+	int n, k;
 
 	memset(d, 0, sizeof(*d));
 	if (a->family != AF_INET && a->family != AF_INET6) {
 		d->reason = RULES_REASON_INVALID_HOST;
 		return;
 	}
+	/* A deny entry on any form of the address denies it. */
 	decide_addr(r, a, port, &v);
-	class = rules_addr_class(a, NULL);
+	d->addr_class = rules_addr_class(a, NULL);
 	if (v.deny != RULES_NO_ENTRY) {
 		d->reason = RULES_REASON_DENIED;
 		d->entry = &r->entries[v.deny];
-	} else if (strcmp(class, "public") != 0 && v.allow == RULES_NO_ENTRY) {
-		d->reason = RULES_REASON_INTERNAL_ADDRESS;
-		d->addr_class = class;
-	} else {
-		d->verdict = RULES_ALLOW;
-		d->reason = RULES_REASON_ALLOWED;
-		d->entry = v.allow != RULES_NO_ENTRY ?
-		    &r->entries[v.allow] : NULL;
+		return;
 	}
-	if (d->addr_class == NULL)
-		d->addr_class = class;
+	/*
+	 * Each form that is internal must be covered by an allow entry of
+	 * its own: an allowed Teredo client address does not let an internal
+	 * Teredo server address through.
+	 */
+	if (a->family == AF_INET) {
+		class = rules_class_v4((const uint8_t *)&a->v4.s_addr);
+		if (class != NULL && v.allow == RULES_NO_ENTRY)
+			internal = class;
+	} else {
+		if ((class = rules_class_v6(a->v6.s6_addr)) != NULL) {
+			own = (struct verdicts){ RULES_NO_ENTRY, RULES_NO_ENTRY,
+			    RULES_NO_ENTRY };
+			decide_cidr(r, AF_INET6, a->v6.s6_addr, port, &own);
+			if (own.allow == RULES_NO_ENTRY)
+				internal = class;
+		}
+		n = rules_addr_embedded_v4(&a->v6, v4, &how);
+		for (k = 0; k < n && internal == NULL; k++) {
+			if ((class = rules_class_v4(v4[k])) == NULL)
+				continue;
+			own = (struct verdicts){ RULES_NO_ENTRY, RULES_NO_ENTRY,
+			    RULES_NO_ENTRY };
+			decide_cidr(r, AF_INET, v4[k], port, &own);
+			if (own.allow == RULES_NO_ENTRY)
+				internal = class;
+		}
+	}
+	if (internal != NULL) {
+		d->reason = RULES_REASON_INTERNAL_ADDRESS;
+		d->addr_class = internal;
+		return;
+	}
+	d->verdict = RULES_ALLOW;
+	d->reason = RULES_REASON_ALLOWED;
+	d->entry = v.allow != RULES_NO_ENTRY ? &r->entries[v.allow] : NULL;
 }
 
 const char *

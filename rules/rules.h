@@ -85,6 +85,7 @@ enum rules_err {
 	RULES_ERR_NOMEM = -20,		/* out of memory */
 	RULES_ERR_WILDCARD_ALONE = -21,	/* "*" or "**": every name */
 	RULES_ERR_CIDR_PREFIX = -22,	/* /33 for IPv4, /129 for IPv6 */
+	RULES_ERR_MAPPED = -23,		/* an entry in ::ffff:0:0/96 */
 };
 
 /* Returns a short English description of a rules_err (never NULL). */

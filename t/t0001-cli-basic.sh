@@ -199,7 +199,7 @@ test_expect_success NO_PROXY_BINARY 'start --rules GOODFILE: rules loaded; proxy
 	echo "intutic: rules '\''good.yaml'\'' loaded: 2 entries, mode enforce" >expect &&
 	test_cmp expect out &&
 	test_line_count = 1 err &&
-	test_grep "^intutic: the proxy is not built yet: no intutic-proxy in /.* or beside intutic\$" err
+	test_grep "^intutic: the proxy is not built yet: no intutic-proxy in /.*, beside intutic, or in \.\./proxy of a build tree\$" err
 '
 
 test_expect_success 'start --bogus: exit 2' '
