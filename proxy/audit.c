@@ -1,0 +1,215 @@
+/*
+ * audit.c — the JSON Lines audit log (see audit.h).
+ */
+#include "config.h"
+
+#include <sys/time.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+
+struct audit {
+	pthread_mutex_t	 lock;		/* fd, across reopen */
+	int		 fd;
+	int		 owned;		/* not stderr */
+	char		*path;
+};
+
+static int
+audit_open_fd(const char *path, char *err, size_t errlen)
+{
+	int fd;
+
+	if (strcmp(path, "-") == 0)
+		return STDERR_FILENO;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+	    0640);
+	if (fd == -1)
+		snprintf(err, errlen, "cannot open audit log '%s': %s", path,
+		    strerror(errno));
+	return fd;
+}
+
+struct audit *
+audit_open(const char *path, char *err, size_t errlen)
+{
+	struct audit *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL ||
+	    (a->path = strdup(path)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		free(a);
+		return NULL;
+	}
+	if ((a->fd = audit_open_fd(path, err, errlen)) == -1) {
+		free(a->path);
+		free(a);
+		return NULL;
+	}
+	a->owned = a->fd != STDERR_FILENO;
+	pthread_mutex_init(&a->lock, NULL);
+	return a;
+}
+
+int
+audit_reopen(struct audit *a, char *err, size_t errlen)
+{
+	int fd, old;
+
+	if (!a->owned)
+		return 0;
+	if ((fd = audit_open_fd(a->path, err, errlen)) == -1)
+		return -1;
+	pthread_mutex_lock(&a->lock);
+	old = a->fd;
+	a->fd = fd;
+	pthread_mutex_unlock(&a->lock);
+	close(old);
+	return 0;
+}
+
+void
+audit_free(struct audit *a)
+{
+	if (a == NULL)
+		return;
+	if (a->owned)
+		close(a->fd);
+	pthread_mutex_destroy(&a->lock);
+	free(a->path);
+	free(a);
+}
+
+/* A growing line; on overflow the record is cut and marked invalid. */
+struct line {
+	char	 buf[AUDIT_RECORD_MAX];
+	size_t	 len;
+	int	 full;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+put(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (l->full)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(l->buf + l->len, sizeof(l->buf) - l->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(l->buf) - l->len)
+		l->full = 1;
+	else
+		l->len += (size_t)n;
+}
+
+/* "key":"escaped" or "key":null */
+static void
+put_str(struct line *l, const char *key, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char c;
+
+	if (s == NULL) {
+		put(l, ",\"%s\":null", key);
+		return;
+	}
+	put(l, ",\"%s\":\"", key);
+	for (; *s != '\0' && !l->full; s++) {
+		c = (unsigned char)*s;
+		if (l->len + 7 >= sizeof(l->buf)) {
+			l->full = 1;
+			break;
+		}
+		if (c == '"' || c == '\\') {
+			l->buf[l->len++] = '\\';
+			l->buf[l->len++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			memcpy(l->buf + l->len, "\\u00", 4);
+			l->len += 4;
+			l->buf[l->len++] = hex[c >> 4];
+			l->buf[l->len++] = hex[c & 15];
+		} else
+			l->buf[l->len++] = (char)c;
+	}
+	put(l, "\"");
+}
+
+static void
+put_num(struct line *l, const char *key, int64_t v)
+{
+	if (v < 0)
+		put(l, ",\"%s\":null", key);
+	else
+		put(l, ",\"%s\":%" PRId64, key, v);
+}
+
+int
+audit_write(struct audit *a, const struct audit_record *r)
+{
+	struct line l;
+	struct timeval tv;
+	struct tm tm;
+	ssize_t n;
+	size_t off = 0;
+	int ret = 0;
+
+	if (a == NULL)
+		return 0;
+	l.len = 0;
+	l.full = 0;
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	put(&l, "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
+	put_str(&l, "event", r->event);
+	put(&l, ",\"id\":%" PRIu64, r->id);
+	put_str(&l, "run", r->run);
+	put_str(&l, "client", r->client);
+	put_str(&l, "proto", r->proto);
+	put_str(&l, "host", r->host);
+	put_num(&l, "port", r->port);
+	put_str(&l, "sni", r->sni);
+	put_str(&l, "addr", r->addr);
+	put_str(&l, "decision", r->decision);
+	put_str(&l, "reason", r->reason);
+	put_str(&l, "rule", r->rule);
+	put_num(&l, "bytes_up", r->bytes_up);
+	put_num(&l, "bytes_down", r->bytes_down);
+	put_num(&l, "duration_ms", r->duration_ms);
+	put_num(&l, "status", r->status);
+	put(&l, "}\n");
+	if (l.full) {
+		/* Never a cut line: a short record that says so instead. */
+		l.len = 0;
+		l.full = 0;
+		put(&l, "{\"event\":\"%s\",\"id\":%" PRIu64 ",\"truncated\":true}\n",
+		    r->event != NULL && strcmp(r->event, "close") == 0 ?
+		    "close" : "decision", r->id);
+	}
+	pthread_mutex_lock(&a->lock);
+	while (off < l.len) {
+		n = write(a->fd, l.buf + off, l.len - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = -1;
+			break;
+		}
+		off += (size_t)n;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return ret;
+}

@@ -1,0 +1,53 @@
+/*
+ * audit.h — the audit log: JSON Lines, one record per decision and one per
+ * close (DESIGN.md "Audit log").  Each record is written with one write(2)
+ * on a descriptor opened with O_APPEND, so a record is on disk (in the page
+ * cache) as soon as audit_write() returns: nothing is buffered that a
+ * SIGTERM or a crash could lose.  Safe to call from every worker.
+ * Never put a header value, a token or a secret in a record.
+ */
+#ifndef INTUTIC_AUDIT_H
+#define INTUTIC_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AUDIT_RECORD_MAX	4096	/* bytes of one JSON line */
+
+struct audit;
+
+/* One record; NULL strings and negative numbers are written as null. */
+struct audit_record {
+	const char	*event;		/* "decision" | "close" */
+	uint64_t	 id;
+	const char	*run;
+	const char	*client;	/* "127.0.0.1:40000" */
+	const char	*proto;		/* "connect" | "http" */
+	const char	*host;
+	int		 port;
+	const char	*sni;
+	const char	*addr;		/* the address dialled */
+	const char	*decision;	/* "allow" | "deny" */
+	const char	*reason;
+	const char	*rule;		/* "file:line" */
+	int64_t		 bytes_up;	/* client to origin */
+	int64_t		 bytes_down;
+	int64_t		 duration_ms;
+	int		 status;	/* HTTP status answered, or -1 */
+};
+
+/*
+ * Opens the log at `path` ("-": standard error).  Returns NULL with a
+ * message in err on failure.
+ */
+struct audit	*audit_open(const char *path, char *err, size_t errlen);
+
+/* Reopens the file (logrotate, SIGUSR1).  Returns 0, or -1 keeping the old. */
+int		 audit_reopen(struct audit *a, char *err, size_t errlen);
+
+/* Writes one record.  Returns 0, or -1 when the write failed. */
+int		 audit_write(struct audit *a, const struct audit_record *r);
+
+void		 audit_free(struct audit *a);
+
+#endif /* INTUTIC_AUDIT_H */

@@ -1,0 +1,1162 @@
+/*
+ * conn.c — one client connection, from its first byte to its close.
+ *
+ *   HEAD ──CONNECT──> RESOLVE ──> DIAL ──> PEEK ──> TUNNEL
+ *     │                 │          │        │          │
+ *     └─origin-form─> FINISH <─────┴────────┴──────────┘──> closed
+ *     (healthz, metrics, errors)
+ *
+ * Every state change goes through conn_set_state(), which arms that state's
+ * timeout.  conn_close() is the one teardown: it cancels DNS, frees both
+ * sides, writes the close record, fixes the counters and drops the rules
+ * reference.  A connection writes exactly one decision record (when its
+ * fate is known) and one close record.
+ *
+ * The DNS lookup's callback argument is a small struct lookup that outlives
+ * the connection: evdns may call back after a cancel (STYLE.md).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "rules.h"
+#include "proxy.h"
+#include "audit.h"
+#include "http.h"
+#include "log.h"
+#include "tls-hello.h"
+#include "conn.h"
+
+enum conn_state {
+	CONN_HEAD = 0,		/* reading the client's request head */
+	CONN_RESOLVE,		/* waiting for evdns */
+	CONN_DIAL,		/* connecting to the pinned address */
+	CONN_PEEK,		/* CONNECT answered; waiting for the client's bytes */
+	CONN_TUNNEL,		/* relaying both ways */
+	CONN_FINISH,		/* writing a last answer, then closing */
+};
+
+static const char *const conn_state_names[] = {
+	"head", "resolve", "dial", "peek", "tunnel", "finish",
+};
+
+struct lookup {
+	struct conn				*c;	/* NULL once abandoned */
+	struct evdns_getaddrinfo_request	*req;
+};
+
+struct conn {
+	uint64_t		 id;
+	struct worker		*w;
+	struct proxy		*p;
+	enum conn_state		 state;
+	struct bufferevent	*client;
+	struct bufferevent	*up;		/* the origin */
+	struct rules		*rules;		/* this connection's set */
+	struct event		*timer;
+	struct lookup		*lookup;
+	struct timeval		 started;
+	struct timeval		 last_io;	/* for the idle timeout */
+	char			 client_text[64];
+
+	/* The request being decided. */
+	const char		*proto;		/* "connect" | "http" */
+	struct rules_host	 host;
+	uint16_t		 port;
+	struct rules_decision	 d;
+	enum conn_reason	 reason;
+	int			 decided;	/* decision record written */
+	int			 report_only;	/* denied, let through (report) */
+	int			 status;	/* HTTP status answered */
+	struct sockaddr_storage	 addr;		/* pinned */
+	socklen_t		 addrlen;
+	char			 addr_text[64];
+	char			 sni[256];
+	int			 has_sni;
+
+	/* Tunnel. */
+	uint64_t		 bytes_up;
+	uint64_t		 bytes_down;
+	int			 eof_client;	/* client sent FIN */
+	int			 eof_up;
+	int			 tunnel_counted;
+
+	TAILQ_ENTRY(conn)	 entry;
+};
+
+static void	conn_close(struct conn *);
+static void	conn_client_read_cb(struct bufferevent *, void *);
+static void	conn_client_event_cb(struct bufferevent *, short, void *);
+static void	conn_up_read_cb(struct bufferevent *, void *);
+static void	conn_up_event_cb(struct bufferevent *, short, void *);
+static void	conn_finish_write_cb(struct bufferevent *, void *);
+static void	conn_tunnel_write_cb(struct bufferevent *, void *);
+static void	conn_timer_cb(evutil_socket_t, short, void *);
+static void	conn_dial(struct conn *);
+static void	conn_tunnel_start(struct conn *);
+
+static const char *const conn_reason_names[] = {
+	[CONN_REASON_ALLOWED] = "allowed",
+	[CONN_REASON_DENIED] = "denied",
+	[CONN_REASON_NOT_ALLOWLISTED] = "not-allowlisted",
+	[CONN_REASON_PORT_NOT_ALLOWED] = "port-not-allowed",
+	[CONN_REASON_INTERNAL_ADDRESS] = "internal-address",
+	[CONN_REASON_INVALID_HOST] = "invalid-host",
+	[CONN_REASON_SNI_MISSING] = "sni-missing",
+	[CONN_REASON_SNI_MISMATCH] = "sni-mismatch",
+	[CONN_REASON_HOST_MISMATCH] = "host-mismatch",
+	[CONN_REASON_PROTOCOL_NOT_ALLOWED] = "protocol-not-allowed",
+	[CONN_REASON_BAD_TLS] = "bad-tls",
+	[CONN_REASON_OWN_ADDRESS] = "own-address",
+	[CONN_REASON_DNS_FAILED] = "dns-failed",
+	[CONN_REASON_CONNECT_FAILED] = "connect-failed",
+	[CONN_REASON_CONNECT_TIMEOUT] = "connect-timeout",
+	[CONN_REASON_BAD_REQUEST] = "bad-request",
+	[CONN_REASON_HEAD_TIMEOUT] = "head-timeout",
+	[CONN_REASON_PEEK_TIMEOUT] = "peek-timeout",
+	[CONN_REASON_OVERLOADED] = "overloaded",
+};
+
+const char *
+conn_reason_str(enum conn_reason r)
+{
+	if ((size_t)r >= sizeof(conn_reason_names) / sizeof(conn_reason_names[0]) ||
+	    conn_reason_names[r] == NULL)
+		return "unknown";
+	return conn_reason_names[r];
+}
+
+static enum conn_reason
+reason_from_rules(enum rules_reason r)
+{
+	switch (r) {
+	case RULES_REASON_ALLOWED:
+		return CONN_REASON_ALLOWED;
+	case RULES_REASON_DENIED:
+		return CONN_REASON_DENIED;
+	case RULES_REASON_PORT_NOT_ALLOWED:
+		return CONN_REASON_PORT_NOT_ALLOWED;
+	case RULES_REASON_INTERNAL_ADDRESS:
+		return CONN_REASON_INTERNAL_ADDRESS;
+	case RULES_REASON_INVALID_HOST:
+		return CONN_REASON_INVALID_HOST;
+	case RULES_REASON_NOT_ALLOWLISTED:
+	default:
+		return CONN_REASON_NOT_ALLOWLISTED;
+	}
+}
+
+static int64_t
+elapsed_ms(const struct timeval *since)
+{
+	struct timeval now, d;
+
+	gettimeofday(&now, NULL);
+	timersub(&now, since, &d);
+	return (int64_t)d.tv_sec * 1000 + d.tv_usec / 1000;
+}
+
+static void
+sockaddr_text(const struct sockaddr *sa, char *buf, size_t len, int with_port)
+{
+	char ip[INET6_ADDRSTRLEN];
+	uint16_t port;
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
+		port = ntohs(s4->sin_port);
+		if (with_port)
+			snprintf(buf, len, "%s:%u", ip, port);
+		else
+			snprintf(buf, len, "%s", ip);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+		port = ntohs(s6->sin6_port);
+		if (with_port)
+			snprintf(buf, len, "[%s]:%u", ip, port);
+		else
+			snprintf(buf, len, "%s", ip);
+	} else
+		snprintf(buf, len, "unknown");
+}
+
+/* ------------------------------------------------------------ records */
+
+static void
+conn_audit(struct conn *c, const char *event)
+{
+	struct audit_record r;
+	char where[RULES_WHERE_MAX];
+	int have_host = c->host.len > 0;
+
+	memset(&r, 0, sizeof(r));
+	r.event = event;
+	r.id = c->id;
+	r.client = c->client_text;
+	r.proto = c->proto;
+	r.host = have_host ? c->host.text : NULL;
+	r.port = have_host ? c->port : -1;
+	r.sni = c->has_sni ? c->sni : NULL;
+	r.addr = c->addr_text[0] != '\0' ? c->addr_text : NULL;
+	r.decision = c->d.verdict == RULES_ALLOW ? "allow" : "deny";
+	r.reason = conn_reason_str(c->reason);
+	r.rule = c->d.entry != NULL ? rules_entry_where(c->d.entry, where,
+	    sizeof(where)) : NULL;
+	r.status = c->status > 0 ? c->status : -1;
+	if (strcmp(event, "close") == 0) {
+		r.bytes_up = (int64_t)c->bytes_up;
+		r.bytes_down = (int64_t)c->bytes_down;
+		r.duration_ms = elapsed_ms(&c->started);
+	} else {
+		r.bytes_up = r.bytes_down = r.duration_ms = -1;
+	}
+	if (audit_write(c->p->audit, &r) != 0)
+		error("%llu: cannot write the audit log",
+		    (unsigned long long)c->id);
+}
+
+/* Writes the decision record once, and counts it. */
+static void
+conn_decided(struct conn *c, enum conn_reason reason)
+{
+	if (c->decided)
+		return;
+	c->decided = 1;
+	c->reason = reason;
+	METRIC_ADD(c->p, decisions[c->d.verdict == RULES_ALLOW], 1);
+	METRIC_ADD(c->p, reasons[reason], 1);
+	conn_audit(c, "decision");
+}
+
+/* ---------------------------------------------------------- lifecycle */
+
+static int
+state_timeout_ms(const struct conn *c, enum conn_state s)
+{
+	const struct proxy_config *cfg = &c->p->cfg;
+
+	switch (s) {
+	case CONN_HEAD:
+		return cfg->head_ms;
+	case CONN_RESOLVE:
+	case CONN_DIAL:
+		return cfg->connect_ms;
+	case CONN_PEEK:
+		return cfg->peek_ms;
+	case CONN_TUNNEL:
+		return cfg->idle_ms;
+	case CONN_FINISH:
+		return 5000;
+	}
+	return 5000;
+}
+
+/* The one way to change state: runs the timer for the new state. */
+static void
+conn_set_state(struct conn *c, enum conn_state s)
+{
+	struct timeval tv;
+	int ms = state_timeout_ms(c, s);
+
+	debug_f("%llu: %s -> %s", (unsigned long long)c->id,
+	    conn_state_names[c->state], conn_state_names[s]);
+	c->state = s;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(c->timer, &tv);
+	if (s == CONN_TUNNEL && !c->tunnel_counted) {
+		c->tunnel_counted = 1;
+		METRIC_ADD(c->p, tunnels_active, 1);
+	}
+}
+
+static void
+conn_close(struct conn *c)
+{
+	struct worker *w = c->w;
+
+	if (c->lookup != NULL) {
+		/* The callback frees it, now (cancel) or later. */
+		struct lookup *l = c->lookup;
+
+		l->c = NULL;
+		c->lookup = NULL;
+		if (l->req != NULL)
+			evdns_getaddrinfo_cancel(l->req);
+	}
+	if (!c->decided && c->host.len > 0)
+		conn_decided(c, c->reason);
+	if (c->host.len > 0 || c->decided)
+		conn_audit(c, "close");
+	if (c->client != NULL)
+		bufferevent_free(c->client);
+	if (c->up != NULL)
+		bufferevent_free(c->up);
+	if (c->timer != NULL)
+		event_free(c->timer);
+	METRIC_ADD(c->p, bytes_up, c->bytes_up);
+	METRIC_ADD(c->p, bytes_down, c->bytes_down);
+	if (c->tunnel_counted)
+		METRIC_SUB(c->p, tunnels_active, 1);
+	METRIC_SUB(c->p, conns_active, 1);
+	rules_free(c->rules);
+	TAILQ_REMOVE(&w->conns, c, entry);
+	w->nconns--;
+	free(c);
+	worker_conn_closed(w);
+}
+
+void
+conn_close_all(struct worker *w)
+{
+	struct conn *c;
+
+	while ((c = TAILQ_FIRST(&w->conns)) != NULL)
+		conn_close(c);
+}
+
+/* Idle connections end now; tunnels and answers in flight may finish. */
+void
+conn_stop_idle(struct worker *w)
+{
+	struct conn *c, *next;
+
+	for (c = TAILQ_FIRST(&w->conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->state == CONN_HEAD &&
+		    evbuffer_get_length(bufferevent_get_input(c->client)) == 0)
+			conn_close(c);
+	}
+}
+
+/*
+ * Answers the client and closes once the answer is written.  The body names
+ * the reason and the rule so that a person and an agent both understand it.
+ */
+static void
+conn_fail(struct conn *c, int status, enum conn_reason reason,
+    const char *detail)
+{
+	char body[2048], where[RULES_WHERE_MAX], target[RULES_HOST_TEXT_MAX + 8];
+	char ruletext[RULES_WHERE_MAX + 16] = "";
+	const char *rule = c->d.entry != NULL ? rules_entry_where(c->d.entry,
+	    where, sizeof(where)) : NULL;
+
+	c->status = status;
+	if (c->host.len > 0)
+		snprintf(target, sizeof(target), "%s:%u", c->host.text, c->port);
+	else
+		snprintf(target, sizeof(target), "the request");
+	if (rule != NULL)
+		snprintf(ruletext, sizeof(ruletext), " (rule %s)", rule);
+	if (status == 403)
+		snprintf(body, sizeof(body),
+		    "intutic: blocked %s: %s (%s).\n"
+		    "This is a policy decision of this workspace%s.\n"
+		    "Retrying without the proxy will not work: it is the only "
+		    "way out.\n", target, detail, conn_reason_str(reason),
+		    ruletext);
+	else
+		snprintf(body, sizeof(body), "intutic: %s: %s (%s).\n", target,
+		    detail, conn_reason_str(reason));
+	if (!c->decided)
+		conn_decided(c, reason);
+	http_answer(bufferevent_get_output(c->client), status,
+	    conn_reason_str(reason), body);
+	if (c->up != NULL) {
+		bufferevent_free(c->up);
+		c->up = NULL;
+	}
+	bufferevent_disable(c->client, EV_READ);
+	bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
+	    conn_client_event_cb, c);
+	bufferevent_enable(c->client, EV_WRITE);
+	conn_set_state(c, CONN_FINISH);
+}
+
+/* Closes a tunnel the client opened with TLS: a fatal access_denied alert. */
+static void
+conn_tls_deny(struct conn *c, enum conn_reason reason)
+{
+	static const uint8_t alert[] = { 0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 49 };
+
+	c->d.verdict = RULES_DENY;
+	conn_decided(c, reason);
+	evbuffer_drain(bufferevent_get_input(c->client),
+	    evbuffer_get_length(bufferevent_get_input(c->client)));
+	bufferevent_write(c->client, alert, sizeof(alert));
+	if (c->up != NULL) {
+		bufferevent_free(c->up);
+		c->up = NULL;
+	}
+	bufferevent_disable(c->client, EV_READ);
+	bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
+	    conn_client_event_cb, c);
+	bufferevent_enable(c->client, EV_WRITE);
+	conn_set_state(c, CONN_FINISH);
+}
+
+static void
+conn_finish_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		conn_close(c);
+}
+
+static void
+conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	int64_t idle;
+	struct timeval tv;
+
+	(void)fd;
+	(void)what;
+	switch (c->state) {
+	case CONN_HEAD:
+		METRIC_ADD(c->p, timeouts, 1);
+		if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0) {
+			c->proto = "http";
+			conn_fail(c, 408, CONN_REASON_HEAD_TIMEOUT,
+			    "the request head did not arrive in time");
+		} else
+			conn_close(c);
+		return;
+	case CONN_RESOLVE:
+	case CONN_DIAL:
+		METRIC_ADD(c->p, timeouts, 1);
+		conn_fail(c, 504, CONN_REASON_CONNECT_TIMEOUT,
+		    c->state == CONN_RESOLVE ? "the name did not resolve in time" :
+		    "the origin did not answer in time");
+		return;
+	case CONN_PEEK:
+		METRIC_ADD(c->p, timeouts, 1);
+		c->d.verdict = RULES_DENY;
+		conn_decided(c, CONN_REASON_PEEK_TIMEOUT);
+		conn_close(c);
+		return;
+	case CONN_TUNNEL:
+		idle = elapsed_ms(&c->last_io);
+		if (idle < c->p->cfg.idle_ms) {
+			int64_t left = c->p->cfg.idle_ms - idle;
+
+			tv.tv_sec = left / 1000;
+			tv.tv_usec = (left % 1000) * 1000;
+			evtimer_add(c->timer, &tv);
+			return;
+		}
+		METRIC_ADD(c->p, timeouts, 1);
+		conn_close(c);
+		return;
+	case CONN_FINISH:
+		conn_close(c);
+		return;
+	}
+}
+
+void
+conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
+{
+	struct proxy *p = w->p;
+	struct conn *c;
+	int one = 1;
+
+	(void)len;
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
+		return;
+	}
+	c->id = __atomic_add_fetch(&p->next_id, 1, __ATOMIC_RELAXED);
+	c->w = w;
+	c->p = p;
+	c->proto = "http";
+	c->status = -1;
+	gettimeofday(&c->started, NULL);
+	c->last_io = c->started;
+	sockaddr_text(sa, c->client_text, sizeof(c->client_text), 1);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	evutil_make_socket_nonblocking(fd);
+	/* BEV_OPT_CLOSE_ON_FREE owns the fd even if construction fails. */
+	c->client = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(w->base, conn_timer_cb, c);
+	c->rules = proxy_rules_get(p);
+	TAILQ_INSERT_TAIL(&w->conns, c, entry);
+	w->nconns++;
+	METRIC_ADD(p, conns_total, 1);
+	METRIC_ADD(p, conns_active, 1);
+	if (c->client == NULL || c->timer == NULL || c->rules == NULL) {
+		if (c->client == NULL)
+			close(fd);
+		conn_close(c);
+		return;
+	}
+	bufferevent_setcb(c->client, conn_client_read_cb, NULL,
+	    conn_client_event_cb, c);
+	bufferevent_setwatermark(c->client, EV_READ, 0, p->cfg.head_max + 1);
+	bufferevent_enable(c->client, EV_READ);
+	conn_set_state(c, CONN_HEAD);
+	if (__atomic_load_n(&p->metrics.conns_active, __ATOMIC_RELAXED) >
+	    p->cfg.conns_max)
+		conn_fail(c, 503, CONN_REASON_OVERLOADED,
+		    "the proxy is at its connection limit; try again later");
+}
+
+/* ------------------------------------------------------- the request */
+
+/* Origin-form requests to the proxy itself: /healthz and /metrics. */
+static void
+conn_serve_local(struct conn *c, const struct http_head *h)
+{
+	struct evbuffer *out = bufferevent_get_output(c->client), *body;
+
+	if (strcmp(h->method, "GET") != 0 && strcmp(h->method, "HEAD") != 0) {
+		conn_fail(c, 400, CONN_REASON_BAD_REQUEST,
+		    "only GET /healthz and GET /metrics are served in "
+		    "origin-form; proxy requests use an absolute URI or CONNECT");
+		return;
+	}
+	if ((body = evbuffer_new()) == NULL) {
+		conn_close(c);
+		return;
+	}
+	if (h->target_len == 8 && memcmp(h->target, "/healthz", 8) == 0)
+		evbuffer_add_printf(body, "ok\n");
+	else if (h->target_len == 8 && memcmp(h->target, "/metrics", 8) == 0)
+		proxy_metrics_render(c->p, body);
+	else {
+		evbuffer_free(body);
+		conn_fail(c, 400, CONN_REASON_BAD_REQUEST,
+		    "only GET /healthz and GET /metrics are served in "
+		    "origin-form; proxy requests use an absolute URI or CONNECT");
+		return;
+	}
+	c->status = 200;
+	evbuffer_add_printf(out, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	    h->target[1] == 'm' ? "text/plain; version=0.0.4" : "text/plain",
+	    evbuffer_get_length(body));
+	if (!h->is_head)
+		evbuffer_add_buffer(out, body);
+	evbuffer_free(body);
+	bufferevent_disable(c->client, EV_READ);
+	bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
+	    conn_client_event_cb, c);
+	conn_set_state(c, CONN_FINISH);
+}
+
+/* Decides (host, port) by name; 0 to go on, -1 when answered already. */
+static int
+conn_decide(struct conn *c)
+{
+	rules_decide(c->rules, &c->host, c->port, &c->d);
+	if (c->d.verdict == RULES_ALLOW)
+		return 0;
+	if (rules_mode(c->rules) == RULES_MODE_REPORT) {
+		/* Decide and log, let it through. */
+		c->report_only = 1;
+		return 0;
+	}
+	conn_fail(c, 403, reason_from_rules(c->d.reason),
+	    c->d.reason == RULES_REASON_PORT_NOT_ALLOWED ?
+	    "this port is not allowed for this host" :
+	    c->d.reason == RULES_REASON_DENIED ? "denied by a deny rule" :
+	    "this host is not on the allowlist");
+	return -1;
+}
+
+/* Picks the first answer the rules allow; the others are never dialled. */
+static int
+conn_pin(struct conn *c, const struct evutil_addrinfo *ai)
+{
+	struct rules_decision ad, first_bad;
+	struct rules_addr a;
+	int have_bad = 0, own = 0;
+
+	memset(&first_bad, 0, sizeof(first_bad));
+	for (; ai != NULL; ai = ai->ai_next) {
+		memset(&a, 0, sizeof(a));
+		if (ai->ai_family == AF_INET) {
+			a.family = AF_INET;
+			a.v4 = ((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+			((struct sockaddr_in *)ai->ai_addr)->sin_port =
+			    htons(c->port);
+		} else if (ai->ai_family == AF_INET6) {
+			a.family = AF_INET6;
+			a.v6 = ((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port =
+			    htons(c->port);
+		} else
+			continue;
+		if (proxy_is_own_addr(c->p, ai->ai_addr)) {
+			own = 1;
+			continue;
+		}
+		rules_check_addr(c->rules, &a, c->port, &ad);
+		if (ad.verdict != RULES_ALLOW &&
+		    rules_mode(c->rules) != RULES_MODE_REPORT) {
+			if (!have_bad) {
+				first_bad = ad;
+				have_bad = 1;
+			}
+			continue;
+		}
+		if (ad.verdict != RULES_ALLOW)
+			c->report_only = 1;
+		memcpy(&c->addr, ai->ai_addr, ai->ai_addrlen);
+		c->addrlen = (socklen_t)ai->ai_addrlen;
+		sockaddr_text(ai->ai_addr, c->addr_text, sizeof(c->addr_text), 0);
+		return 0;
+	}
+	if (have_bad) {
+		const struct rules_entry *name_entry = c->d.entry;
+
+		c->d = first_bad;
+		if (c->d.entry == NULL)
+			c->d.entry = name_entry;
+		c->d.verdict = RULES_DENY;
+		conn_fail(c, 403, reason_from_rules(first_bad.reason),
+		    first_bad.reason == RULES_REASON_DENIED ?
+		    "the name resolves to a denied address" :
+		    "the name resolves to an internal address");
+	} else if (own) {
+		c->d.verdict = RULES_DENY;
+		conn_fail(c, 403, CONN_REASON_OWN_ADDRESS,
+		    "the destination is the proxy itself");
+	} else
+		conn_fail(c, 502, CONN_REASON_DNS_FAILED,
+		    "the name has no IPv4 or IPv6 address");
+	return -1;
+}
+
+static void
+conn_resolved_cb(int result, struct evutil_addrinfo *res, void *arg)
+{
+	struct lookup *l = arg;
+	struct conn *c = l->c;
+	char detail[512];
+
+	free(l);
+	if (c == NULL) {
+		/* The connection went away; this is the cancel's callback. */
+		if (res != NULL)
+			evutil_freeaddrinfo(res);
+		return;
+	}
+	c->lookup = NULL;
+	if (result != 0) {
+		METRIC_ADD(c->p, dns_failures, 1);
+		snprintf(detail, sizeof(detail), "cannot resolve '%s': %s",
+		    c->host.text, evutil_gai_strerror(result));
+		conn_fail(c, 502, CONN_REASON_DNS_FAILED, detail);
+		if (res != NULL)
+			evutil_freeaddrinfo(res);
+		return;
+	}
+	if (conn_pin(c, res) == 0)
+		conn_dial(c);
+	evutil_freeaddrinfo(res);
+}
+
+static void
+conn_resolve(struct conn *c)
+{
+	struct evutil_addrinfo hints;
+	struct evdns_getaddrinfo_request *req;
+	struct lookup *l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		conn_close(c);
+		return;
+	}
+	l->c = c;
+	c->lookup = l;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_protocol = IPPROTO_TCP;
+	hints.ai_flags = EVUTIL_AI_ADDRCONFIG;
+	conn_set_state(c, CONN_RESOLVE);
+	METRIC_ADD(c->p, dns_lookups, 1);
+	/* May call back before it returns (hosts file, errors). */
+	req = evdns_getaddrinfo(c->w->dns, c->host.text, NULL, &hints,
+	    conn_resolved_cb, l);
+	if (req != NULL && c->lookup == l)
+		l->req = req;
+}
+
+/* A literal address is its own answer, checked like a resolved one. */
+static void
+conn_use_literal(struct conn *c)
+{
+	struct evutil_addrinfo ai;
+	struct sockaddr_in s4;
+	struct sockaddr_in6 s6;
+
+	memset(&ai, 0, sizeof(ai));
+	if (c->host.kind == RULES_HOST_IPV4) {
+		memset(&s4, 0, sizeof(s4));
+		s4.sin_family = AF_INET;
+		s4.sin_addr = c->host.v4;
+		ai.ai_family = AF_INET;
+		ai.ai_addr = (struct sockaddr *)&s4;
+		ai.ai_addrlen = sizeof(s4);
+	} else {
+		memset(&s6, 0, sizeof(s6));
+		s6.sin6_family = AF_INET6;
+		s6.sin6_addr = c->host.v6;
+		ai.ai_family = AF_INET6;
+		ai.ai_addr = (struct sockaddr *)&s6;
+		ai.ai_addrlen = sizeof(s6);
+	}
+	if (conn_pin(c, &ai) == 0)
+		conn_dial(c);
+}
+
+static void
+conn_dial(struct conn *c)
+{
+	c->up = bufferevent_socket_new(c->w->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (c->up == NULL) {
+		conn_close(c);
+		return;
+	}
+	bufferevent_setcb(c->up, NULL, NULL, conn_up_event_cb, c);
+	conn_set_state(c, CONN_DIAL);
+	if (bufferevent_socket_connect(c->up, (struct sockaddr *)&c->addr,
+	    (int)c->addrlen) != 0) {
+		char detail[256];
+
+		snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
+		    c->addr_text, strerror(errno));
+		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+	}
+}
+
+/* The CONNECT target is "host:port", the port required. */
+static void
+conn_connect_request(struct conn *c, const struct http_head *h)
+{
+	char target[RULES_HOST_TEXT_MAX + 16];
+	const char *colon;
+	int err;
+
+	c->proto = "connect";
+	if (h->target_len >= sizeof(target)) {
+		conn_fail(c, 400, CONN_REASON_INVALID_HOST,
+		    "the CONNECT target is too long");
+		return;
+	}
+	memcpy(target, h->target, h->target_len);
+	target[h->target_len] = '\0';
+	colon = strrchr(target, ':');
+	if (colon == NULL || (target[0] == '[' && colon < strchr(target, ']'))) {
+		conn_fail(c, 400, CONN_REASON_INVALID_HOST,
+		    "a CONNECT target is host:port");
+		return;
+	}
+	if ((err = rules_hostport_parse(target, &c->host, &c->port, 0)) != 0) {
+		char detail[512];
+
+		snprintf(detail, sizeof(detail), "invalid host in '%s': %s",
+		    target, rules_strerror(err));
+		c->d.verdict = RULES_DENY;
+		conn_fail(c, 403, CONN_REASON_INVALID_HOST, detail);
+		return;
+	}
+	if (conn_decide(c) != 0)
+		return;
+	evbuffer_drain(bufferevent_get_input(c->client), h->len);
+	/* Nothing more from the client until the origin answers. */
+	bufferevent_disable(c->client, EV_READ);
+	if (c->host.kind == RULES_HOST_NAME)
+		conn_resolve(c);
+	else
+		conn_use_literal(c);
+}
+
+/* Absolute-form HTTP: forwarding arrives in the next step. */
+static void
+conn_http_request(struct conn *c, const struct http_head *h)
+{
+	(void)h;
+	conn_fail(c, 501, CONN_REASON_BAD_REQUEST,
+	    "absolute-form HTTP is not forwarded yet: use CONNECT");
+}
+
+static void
+conn_read_head(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	struct http_head *h;
+	const char *why;
+	size_t avail = evbuffer_get_length(in), end;
+	char *buf;
+	int status;
+
+	if (avail == 0)
+		return;
+	if (avail > c->p->cfg.head_max)
+		avail = c->p->cfg.head_max;
+	if ((buf = (char *)evbuffer_pullup(in, (ssize_t)avail)) == NULL) {
+		conn_close(c);
+		return;
+	}
+	if ((end = http_head_end(buf, avail)) == 0) {
+		if (avail >= c->p->cfg.head_max) {
+			METRIC_ADD(c->p, bad_requests, 1);
+			conn_fail(c, 431, CONN_REASON_BAD_REQUEST,
+			    "the request head is too large");
+		}
+		return;
+	}
+	if ((h = malloc(sizeof(*h))) == NULL) {
+		conn_close(c);
+		return;
+	}
+	if (http_head_parse(buf, end, c->p->cfg.headers_max, c->p->cfg.uri_max,
+	    h, &status, &why) != HTTP_OK) {
+		METRIC_ADD(c->p, bad_requests, 1);
+		free(h);
+		conn_fail(c, status, CONN_REASON_BAD_REQUEST, why);
+		return;
+	}
+	if (h->is_connect)
+		conn_connect_request(c, h);
+	else if (h->target_len > 0 && h->target[0] == '/')
+		conn_serve_local(c, h);
+	else
+		conn_http_request(c, h);
+	free(h);
+}
+
+/*
+ * Whether a request's Host header names this connection's host and port:
+ * exactly one Host, canonically equal, the port equal when given.
+ */
+static int
+conn_host_header_matches(const struct conn *c, const struct http_head *h)
+{
+	const struct http_header *hd = NULL;
+	struct rules_host host;
+	char value[RULES_HOST_TEXT_MAX + 8];
+	uint16_t port;
+	size_t i;
+
+	for (i = 0; i < h->nheaders; i++) {
+		if (h->headers[i].name_len != 4 ||
+		    strncasecmp(h->headers[i].name, "host", 4) != 0)
+			continue;
+		if (hd != NULL)
+			return 0;	/* two Host headers */
+		hd = &h->headers[i];
+	}
+	if (hd == NULL || hd->value_len == 0 || hd->value_len >= sizeof(value))
+		return 0;
+	memcpy(value, hd->value, hd->value_len);
+	value[hd->value_len] = '\0';
+	if (rules_hostport_parse(value, &host, &port, c->port) != RULES_OK)
+		return 0;
+	return port == c->port && strcmp(host.text, c->host.text) == 0;
+}
+
+/* ------------------------------------------------------------ the peek */
+
+/*
+ * The client's first bytes in a tunnel decide whether it may go on: TLS
+ * must name the CONNECT host in its SNI, HTTP in its Host; anything else
+ * only where the allow entry names the port.
+ */
+static void
+conn_peek(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	struct tls_hello hello;
+	struct rules_host sni;
+	struct http_head *h;
+	const char *why;
+	size_t avail = evbuffer_get_length(in), want, end;
+	uint8_t *buf;
+	int status, explicit_port = c->d.entry != NULL &&
+	    rules_entry_names_port(c->d.entry, c->port);
+
+	if (avail == 0)
+		return;
+	want = avail < TLS_HELLO_MAX ? avail : TLS_HELLO_MAX;
+	if ((buf = evbuffer_pullup(in, (ssize_t)want)) == NULL) {
+		conn_close(c);
+		return;
+	}
+	switch (tls_hello_parse(buf, want, &hello, &why)) {
+	case TLS_HELLO_MORE:
+		if (want >= TLS_HELLO_MAX)
+			conn_tls_deny(c, CONN_REASON_BAD_TLS);
+		return;
+	case TLS_HELLO_MALFORMED:
+		debug_f("%llu: bad ClientHello: %s", (unsigned long long)c->id,
+		    why);
+		conn_tls_deny(c, CONN_REASON_BAD_TLS);
+		return;
+	case TLS_HELLO_OK:
+		if (hello.has_sni) {
+			c->has_sni = 1;
+			snprintf(c->sni, sizeof(c->sni), "%s", hello.sni);
+		}
+		if (!hello.has_sni) {
+			/* No SNI is normal only towards an IP literal. */
+			if (c->host.kind == RULES_HOST_NAME) {
+				conn_tls_deny(c, CONN_REASON_SNI_MISSING);
+				return;
+			}
+		} else if (rules_host_parse(hello.sni, hello.sni_len,
+		    &sni) != RULES_OK || sni.kind != RULES_HOST_NAME ||
+		    strcmp(sni.text, c->host.text) != 0) {
+			conn_tls_deny(c, CONN_REASON_SNI_MISMATCH);
+			return;
+		}
+		conn_tunnel_start(c);
+		return;
+	case TLS_HELLO_NOT_TLS:
+		break;
+	}
+
+	if (http_looks_like_request((const char *)buf, want)) {
+		if ((end = http_head_end((const char *)buf, want)) == 0) {
+			if (want >= c->p->cfg.head_max)
+				conn_fail(c, 431, CONN_REASON_BAD_REQUEST,
+				    "the request head is too large");
+			return;
+		}
+		if ((h = malloc(sizeof(*h))) == NULL) {
+			conn_close(c);
+			return;
+		}
+		if (http_head_parse((const char *)buf, end, c->p->cfg.headers_max,
+		    c->p->cfg.uri_max, h, &status, &why) != HTTP_OK) {
+			free(h);
+			c->d.verdict = RULES_DENY;
+			conn_fail(c, status, CONN_REASON_BAD_REQUEST, why);
+			return;
+		}
+		if (!conn_host_header_matches(c, h)) {
+			free(h);
+			c->d.verdict = RULES_DENY;
+			conn_fail(c, 403, CONN_REASON_HOST_MISMATCH,
+			    "the Host header does not name the CONNECT host");
+			return;
+		}
+		free(h);
+		conn_tunnel_start(c);
+		return;
+	}
+	if (explicit_port) {
+		conn_tunnel_start(c);
+		return;
+	}
+	c->d.verdict = RULES_DENY;
+	conn_decided(c, CONN_REASON_PROTOCOL_NOT_ALLOWED);
+	conn_close(c);
+}
+
+/* ----------------------------------------------------------- the tunnel */
+
+static void
+conn_tunnel_start(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	size_t n = evbuffer_get_length(in);
+
+	conn_decided(c, c->report_only ? reason_from_rules(c->d.reason) :
+	    CONN_REASON_ALLOWED);
+	c->bytes_up += n;
+	bufferevent_write_buffer(c->up, in);
+	bufferevent_setcb(c->client, conn_client_read_cb, conn_tunnel_write_cb,
+	    conn_client_event_cb, c);
+	bufferevent_setcb(c->up, conn_up_read_cb, conn_tunnel_write_cb,
+	    conn_up_event_cb, c);
+	bufferevent_setwatermark(c->client, EV_READ, 0, 0);
+	bufferevent_setwatermark(c->client, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	bufferevent_setwatermark(c->up, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	gettimeofday(&c->last_io, NULL);
+	conn_set_state(c, CONN_TUNNEL);
+}
+
+/* Moves what `from` read to `to`, pausing `from` while `to` is full. */
+static void
+relay(struct conn *c, struct bufferevent *from, struct bufferevent *to,
+    uint64_t *count)
+{
+	struct evbuffer *src = bufferevent_get_input(from);
+	size_t n = evbuffer_get_length(src);
+
+	*count += n;
+	evbuffer_add_buffer(bufferevent_get_output(to), src);
+	if (evbuffer_get_length(bufferevent_get_output(to)) >= PROXY_HIGH_WATER)
+		bufferevent_disable(from, EV_READ);
+	gettimeofday(&c->last_io, NULL);
+}
+
+static void
+conn_tunnel_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct bufferevent *other = bev == c->client ? c->up : c->client;
+	int other_eof = bev == c->client ? c->eof_up : c->eof_client;
+
+	/* Below the low-water mark again: let the other side read. */
+	if (!other_eof)
+		bufferevent_enable(other, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+		return;
+	/* Drained: pass a half-close on, and close when both are done. */
+	if (other_eof)
+		shutdown(bufferevent_getfd(bev), SHUT_WR);
+	if (c->eof_client && c->eof_up &&
+	    evbuffer_get_length(bufferevent_get_output(c->client)) == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(c->up)) == 0)
+		conn_close(c);
+}
+
+static void
+conn_tunnel_eof(struct conn *c, struct bufferevent *bev)
+{
+	struct bufferevent *other = bev == c->client ? c->up : c->client;
+
+	if (bev == c->client)
+		c->eof_client = 1;
+	else
+		c->eof_up = 1;
+	bufferevent_disable(bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(other)) == 0)
+		shutdown(bufferevent_getfd(other), SHUT_WR);
+	if (c->eof_client && c->eof_up &&
+	    evbuffer_get_length(bufferevent_get_output(c->client)) == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(c->up)) == 0)
+		conn_close(c);
+}
+
+/* ----------------------------------------------------------- callbacks */
+
+static void
+conn_client_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	switch (c->state) {
+	case CONN_HEAD:
+		conn_read_head(c);
+		return;
+	case CONN_PEEK:
+		conn_peek(c);
+		return;
+	case CONN_TUNNEL:
+		relay(c, bev, c->up, &c->bytes_up);
+		return;
+	default:
+		/* Not reading in other states; drop what raced in. */
+		return;
+	}
+}
+
+static void
+conn_client_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->state == CONN_TUNNEL && (what & BEV_EVENT_EOF)) {
+		relay(c, bev, c->up, &c->bytes_up);
+		conn_tunnel_eof(c, bev);
+		return;
+	}
+	if (c->state == CONN_PEEK && (what & BEV_EVENT_EOF)) {
+		c->d.verdict = RULES_DENY;
+		conn_decided(c, CONN_REASON_PROTOCOL_NOT_ALLOWED);
+	}
+	/* The client went away (or errored): nothing more to say to it. */
+	conn_close(c);
+}
+
+static void
+conn_up_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->state == CONN_TUNNEL || c->state == CONN_PEEK)
+		relay(c, bev, c->client, &c->bytes_down);
+}
+
+static void
+conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	char detail[256];
+	int e = EVUTIL_SOCKET_ERROR();
+
+	if (c->state == CONN_DIAL) {
+		if (what & BEV_EVENT_CONNECTED) {
+			static const char ok[] =
+			    "HTTP/1.1 200 Connection established\r\n\r\n";
+			int explicit_port = c->d.entry != NULL &&
+			    rules_entry_names_port(c->d.entry, c->port);
+
+			c->status = 200;
+			bufferevent_write(c->client, ok, sizeof(ok) - 1);
+			conn_set_state(c, CONN_PEEK);
+			bufferevent_setcb(c->client, conn_client_read_cb, NULL,
+			    conn_client_event_cb, c);
+			bufferevent_setwatermark(c->client, EV_READ, 0,
+			    TLS_HELLO_MAX > c->p->cfg.head_max ?
+			    TLS_HELLO_MAX : c->p->cfg.head_max);
+			bufferevent_enable(c->client, EV_READ);
+			/*
+			 * A protocol the entry names the port for may have the
+			 * server speak first: let the origin's bytes through.
+			 */
+			if (explicit_port) {
+				bufferevent_setcb(c->up, conn_up_read_cb, NULL,
+				    conn_up_event_cb, c);
+				bufferevent_enable(c->up, EV_READ);
+			}
+			/* Bytes the client sent early are peeked at now. */
+			if (evbuffer_get_length(bufferevent_get_input(
+			    c->client)) > 0)
+				conn_peek(c);
+			return;
+		}
+		snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
+		    c->addr_text, evutil_socket_error_to_string(e));
+		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+		return;
+	}
+	if (c->state == CONN_TUNNEL && (what & BEV_EVENT_EOF)) {
+		relay(c, bev, c->client, &c->bytes_down);
+		conn_tunnel_eof(c, bev);
+		return;
+	}
+	conn_close(c);
+}

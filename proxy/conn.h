@@ -1,0 +1,46 @@
+/*
+ * conn.h — the connection state machine's outside (see conn.c).
+ */
+#ifndef INTUTIC_CONN_H
+#define INTUTIC_CONN_H
+
+struct worker;
+struct conn;
+
+/*
+ * Why a request ended the way it did: the rules' reasons and the proxy's
+ * own.  The text (conn_reason_str) is the X-Intutic-Error header, the audit
+ * record's reason and the metrics label.
+ */
+enum conn_reason {
+	CONN_REASON_ALLOWED = 0,
+	CONN_REASON_DENIED,
+	CONN_REASON_NOT_ALLOWLISTED,
+	CONN_REASON_PORT_NOT_ALLOWED,
+	CONN_REASON_INTERNAL_ADDRESS,
+	CONN_REASON_INVALID_HOST,
+	CONN_REASON_SNI_MISSING,
+	CONN_REASON_SNI_MISMATCH,
+	CONN_REASON_HOST_MISMATCH,
+	CONN_REASON_PROTOCOL_NOT_ALLOWED,
+	CONN_REASON_BAD_TLS,
+	CONN_REASON_OWN_ADDRESS,
+	CONN_REASON_DNS_FAILED,
+	CONN_REASON_CONNECT_FAILED,
+	CONN_REASON_CONNECT_TIMEOUT,
+	CONN_REASON_BAD_REQUEST,
+	CONN_REASON_HEAD_TIMEOUT,
+	CONN_REASON_PEEK_TIMEOUT,
+	CONN_REASON_OVERLOADED,
+	CONN_REASON_COUNT
+};
+
+const char	*conn_reason_str(enum conn_reason r);
+
+/* Closes every connection of the worker at once (end of the grace period). */
+void		 conn_close_all(struct worker *w);
+
+/* Closes the connections that are idle between requests (SIGTERM). */
+void		 conn_stop_idle(struct worker *w);
+
+#endif /* INTUTIC_CONN_H */

@@ -1,0 +1,392 @@
+/*
+ * http.c — HTTP/1.1 heads and framing with llhttp (see http.h).  The only
+ * file that uses llhttp; no lenient flag is ever set, so CL+TE, duplicate
+ * Content-Length, bad chunk sizes, obs-fold and bare LF are all errors.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+
+#include <llhttp.h>
+
+#include "http.h"
+
+/* ------------------------------------------------------------- heads */
+
+struct head_ctx {
+	struct http_head	*h;
+	size_t			 headers_max;
+	size_t			 uri_max;
+	int			 status;	/* of our error answer */
+	const char		*why;
+	int			 in_value;
+};
+
+static int
+on_url(llhttp_t *p, const char *at, size_t len)
+{
+	struct head_ctx *x = p->data;
+
+	if (len > x->uri_max) {
+		x->status = 414;
+		x->why = "request-target too long";
+		return -1;
+	}
+	x->h->target = at;
+	x->h->target_len = len;
+	return 0;
+}
+
+static int
+on_status(llhttp_t *p, const char *at, size_t len)
+{
+	(void)p;
+	(void)at;
+	(void)len;
+	return 0;
+}
+
+static int
+on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+	struct head_ctx *x = p->data;
+	struct http_head *h = x->h;
+
+	if (h->nheaders >= x->headers_max || h->nheaders >= HTTP_HEADERS_LIMIT) {
+		x->status = 431;
+		x->why = "too many header fields";
+		return -1;
+	}
+	h->headers[h->nheaders].name = at;
+	h->headers[h->nheaders].name_len = len;
+	h->headers[h->nheaders].value = at + len;
+	h->headers[h->nheaders].value_len = 0;
+	h->nheaders++;
+	return 0;
+}
+
+static int
+on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+	struct head_ctx *x = p->data;
+	struct http_head *h = x->h;
+
+	if (h->nheaders == 0)
+		return -1;
+	h->headers[h->nheaders - 1].value = at;
+	h->headers[h->nheaders - 1].value_len = len;
+	return 0;
+}
+
+static int
+on_headers_complete(llhttp_t *p)
+{
+	struct head_ctx *x = p->data;
+	struct http_head *h = x->h;
+
+	h->http_major = p->http_major;
+	h->http_minor = p->http_minor;
+	h->keep_alive = llhttp_should_keep_alive(p);
+	h->upgrade = p->upgrade;
+	h->chunked = (p->flags & F_CHUNKED) != 0;
+	h->content_length = (p->flags & F_CONTENT_LENGTH) ?
+	    (int64_t)p->content_length : -1;
+	h->status = p->status_code;
+	/* Stop here: the body, if any, is the caller's to frame. */
+	return HPE_PAUSED;
+}
+
+static void
+settings_init(llhttp_settings_t *s)
+{
+	llhttp_settings_init(s);
+	s->on_url = on_url;
+	s->on_status = on_status;
+	s->on_header_field = on_header_field;
+	s->on_header_value = on_header_value;
+	s->on_headers_complete = on_headers_complete;
+}
+
+size_t
+http_head_end(const char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 3; i < len; i++)
+		if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' &&
+		    buf[i - 3] == '\r')
+			return i + 1;
+	return 0;
+}
+
+static int
+header_is(const struct http_header *hd, const char *name)
+{
+	return hd->name_len == strlen(name) &&
+	    strncasecmp(hd->name, name, hd->name_len) == 0;
+}
+
+const struct http_header *
+http_header_find(const struct http_head *h, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < h->nheaders; i++)
+		if (header_is(&h->headers[i], name))
+			return &h->headers[i];
+	return NULL;
+}
+
+enum http_result
+http_head_parse(const char *buf, size_t len, size_t headers_max,
+    size_t uri_max, struct http_head *h, int *status, const char **why)
+{
+	llhttp_settings_t settings;
+	llhttp_t parser;
+	struct head_ctx x;
+	const struct http_header *hd;
+	const char *m;
+	enum llhttp_errno err;
+
+	memset(h, 0, sizeof(*h));
+	memset(&x, 0, sizeof(x));
+	h->content_length = -1;
+	x.h = h;
+	x.headers_max = headers_max;
+	x.uri_max = uri_max;
+	x.status = 400;
+	settings_init(&settings);
+	llhttp_init(&parser, HTTP_REQUEST, &settings);
+	parser.data = &x;
+
+	err = llhttp_execute(&parser, buf, len);
+	if (err != HPE_PAUSED && err != HPE_PAUSED_UPGRADE) {
+		*status = x.status;
+		*why = x.why != NULL ? x.why : llhttp_get_error_reason(&parser);
+		if (*why == NULL || err == HPE_OK)
+			*why = "incomplete request head";
+		return HTTP_ERROR;
+	}
+	/* The whole head must have been consumed by the time headers end. */
+	if ((size_t)(llhttp_get_error_pos(&parser) - buf) != len) {
+		*status = 400;
+		*why = "bytes after the end of the head";
+		return HTTP_ERROR;
+	}
+	h->len = len;
+	m = llhttp_method_name((llhttp_method_t)parser.method);
+	snprintf(h->method, sizeof(h->method), "%s", m);
+	h->is_connect = parser.method == HTTP_CONNECT;
+	h->is_head = parser.method == HTTP_HEAD;
+	if ((hd = http_header_find(h, "expect")) != NULL &&
+	    hd->value_len == 12 && strncasecmp(hd->value, "100-continue", 12) == 0)
+		h->expect_continue = 1;
+	if (h->target == NULL) {
+		*status = 400;
+		*why = "no request-target";
+		return HTTP_ERROR;
+	}
+	return HTTP_OK;
+}
+
+int
+http_looks_like_request(const char *buf, size_t len)
+{
+	size_t i;
+
+	/* A method token of capitals, then a space: "GET ", "OPTIONS ". */
+	for (i = 0; i < len && i < HTTP_METHOD_MAX; i++) {
+		if (buf[i] == ' ')
+			return i > 0;
+		if (buf[i] < 'A' || buf[i] > 'Z')
+			return 0;
+	}
+	return 0;
+}
+
+int
+http_target_split(const char *t, size_t len, const char **auth,
+    size_t *authlen, const char **path, size_t *pathlen, const char **why)
+{
+	const char *a, *end = t + len, *slash;
+
+	if (len < 7 || strncasecmp(t, "http://", 7) != 0) {
+		*why = len >= 8 && strncasecmp(t, "https://", 8) == 0 ?
+		    "https:// in a request: use CONNECT for HTTPS" :
+		    "not an absolute http:// URI";
+		return -1;
+	}
+	a = t + 7;
+	for (slash = a; slash < end && *slash != '/' && *slash != '?'; slash++)
+		if (*slash == '@') {
+			*why = "credentials in the URI are not allowed";
+			return -1;
+		}
+	if (slash == a) {
+		*why = "empty host in the URI";
+		return -1;
+	}
+	if (memchr(t, '#', len) != NULL) {
+		*why = "fragment in the request-target";
+		return -1;
+	}
+	*auth = a;
+	*authlen = (size_t)(slash - a);
+	if (slash == end) {
+		*path = "/";
+		*pathlen = 1;
+	} else if (*slash == '?') {
+		/* "http://h?q": origin-form needs the path first */
+		*path = slash;
+		*pathlen = (size_t)(end - slash);
+	} else {
+		*path = slash;
+		*pathlen = (size_t)(end - slash);
+	}
+	return 0;
+}
+
+const char *
+http_status_text(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 101: return "Switching Protocols";
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 407: return "Proxy Authentication Required";
+	case 408: return "Request Timeout";
+	case 414: return "URI Too Long";
+	case 431: return "Request Header Fields Too Large";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Error";
+	}
+}
+
+void
+http_answer(struct evbuffer *out, int status, const char *reason,
+    const char *body)
+{
+	size_t blen = body != NULL ? strlen(body) : 0;
+
+	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status,
+	    http_status_text(status));
+	if (reason != NULL)
+		evbuffer_add_printf(out, "X-Intutic-Error: %s\r\n", reason);
+	evbuffer_add_printf(out, "Content-Type: text/plain; charset=utf-8\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n", blen);
+	if (blen > 0)
+		evbuffer_add(out, body, blen);
+}
+
+/* ----------------------------------------------------------- framing */
+
+struct http_framing {
+	llhttp_t		 parser;
+	llhttp_settings_t	 settings;
+	int			 skip_body;
+	int			 done;
+};
+
+static int
+framing_headers_complete(llhttp_t *p)
+{
+	struct http_framing *f = p->data;
+
+	/* 1: the message has no body (HEAD answer, 1xx, 204, 304). */
+	return f->skip_body ? 1 : 0;
+}
+
+static int
+framing_message_complete(llhttp_t *p)
+{
+	struct http_framing *f = p->data;
+
+	f->done = 1;
+	return HPE_PAUSED;
+}
+
+struct http_framing *
+http_framing_new(int response, const char *head, size_t headlen,
+    int request_was_head, const char **why)
+{
+	struct http_framing *f;
+	enum llhttp_errno err;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL) {
+		*why = "out of memory";
+		return NULL;
+	}
+	llhttp_settings_init(&f->settings);
+	f->settings.on_headers_complete = framing_headers_complete;
+	f->settings.on_message_complete = framing_message_complete;
+	llhttp_init(&f->parser, response ? HTTP_RESPONSE : HTTP_REQUEST,
+	    &f->settings);
+	f->parser.data = f;
+	f->skip_body = response && request_was_head;
+	err = llhttp_execute(&f->parser, head, headlen);
+	if (err == HPE_PAUSED_UPGRADE) {
+		/* CONNECT or Upgrade with no body: the message ends here. */
+		f->done = 1;
+		return f;
+	}
+	if (err != HPE_OK && err != HPE_PAUSED) {
+		*why = llhttp_get_error_reason(&f->parser);
+		if (*why == NULL)
+			*why = "malformed head";
+		free(f);
+		return NULL;
+	}
+	if (err == HPE_PAUSED)
+		llhttp_resume(&f->parser);
+	return f;
+}
+
+void
+http_framing_free(struct http_framing *f)
+{
+	free(f);
+}
+
+int
+http_framing_feed(struct http_framing *f, const char *buf, size_t len,
+    size_t *used, int *done, const char **why)
+{
+	enum llhttp_errno err;
+
+	*used = 0;
+	*done = f->done;
+	if (f->done || len == 0)
+		return 0;
+	err = llhttp_execute(&f->parser, buf, len);
+	if (err == HPE_OK) {
+		*used = len;
+		return 0;
+	}
+	if (err == HPE_PAUSED || err == HPE_PAUSED_UPGRADE) {
+		*used = (size_t)(llhttp_get_error_pos(&f->parser) - buf);
+		*done = 1;
+		return 0;
+	}
+	*why = llhttp_get_error_reason(&f->parser);
+	if (*why == NULL)
+		*why = "malformed body";
+	return -1;
+}
+
+int
+http_framing_until_eof(const struct http_framing *f)
+{
+	return !f->done && llhttp_message_needs_eof(&f->parser);
+}

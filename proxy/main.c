@@ -1,0 +1,632 @@
+/*
+ * main.c — intutic-proxy: options, start-up, signals, reload, the state
+ * file and the metrics page.
+ *
+ * Signals are taken by the main thread's event loop only (the workers block
+ * them): SIGHUP reloads the rules, SIGUSR1 reopens the audit log, SIGTERM
+ * and SIGINT stop accepting and let connections drain for the grace period.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "rules.h"
+#include "proxy.h"
+#include "audit.h"
+#include "conn.h"
+#include "log.h"
+
+#define STATE_FILE	"proxy.json"
+
+static struct proxy	 proxy;
+static char		 state_path[PATH_MAX];
+
+static const char usage_text[] =
+"usage: intutic-proxy --rules FILE [--bind ADDR,...] [--port N]\n"
+"                     [--audit FILE|-] [--workers N] [--state-dir DIR]\n"
+"                     [--resolv-conf FILE] [--hosts FILE] [--debug]\n"
+"                     [--connect-timeout MS] [--head-timeout MS]\n"
+"                     [--peek-timeout MS] [--idle-timeout MS] [--grace MS]\n"
+"                     [--max-conns N] [--head-max BYTES] [--headers-max N]\n"
+"                     [--uri-max BYTES]\n"
+"\n"
+"The governing proxy; `intutic start` runs it.  See intutic-proxy(8).\n";
+
+struct rules *
+proxy_rules_get(struct proxy *p)
+{
+	struct rules *r;
+
+	pthread_mutex_lock(&p->rules_lock);
+	r = rules_ref(p->rules);
+	pthread_mutex_unlock(&p->rules_lock);
+	return r;
+}
+
+/* ------------------------------------------------------------- metrics */
+
+static void
+metric(struct evbuffer *out, const char *name, const char *type,
+    const char *help, uint64_t v)
+{
+	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name,
+	    help, name, type, name, (unsigned long long)v);
+}
+
+void
+proxy_metrics_render(struct proxy *p, struct evbuffer *out)
+{
+	struct rules *r = proxy_rules_get(p);
+	int i;
+
+	metric(out, "intutic_connections_total", "counter",
+	    "Client connections accepted.", METRIC_GET(p, conns_total));
+	metric(out, "intutic_connections_active", "gauge",
+	    "Client connections open now.", METRIC_GET(p, conns_active));
+	metric(out, "intutic_tunnels_active", "gauge",
+	    "CONNECT tunnels relaying now.", METRIC_GET(p, tunnels_active));
+	evbuffer_add_printf(out, "# HELP intutic_decisions_total Decisions "
+	    "by verdict.\n# TYPE intutic_decisions_total counter\n"
+	    "intutic_decisions_total{decision=\"allow\"} %llu\n"
+	    "intutic_decisions_total{decision=\"deny\"} %llu\n",
+	    (unsigned long long)METRIC_GET(p, decisions[1]),
+	    (unsigned long long)METRIC_GET(p, decisions[0]));
+	evbuffer_add_printf(out, "# HELP intutic_decision_reasons_total "
+	    "Decisions by reason.\n# TYPE intutic_decision_reasons_total "
+	    "counter\n");
+	for (i = 0; i < CONN_REASON_COUNT; i++)
+		evbuffer_add_printf(out,
+		    "intutic_decision_reasons_total{reason=\"%s\"} %llu\n",
+		    conn_reason_str((enum conn_reason)i),
+		    (unsigned long long)METRIC_GET(p, reasons[i]));
+	evbuffer_add_printf(out, "# HELP intutic_bytes_total Bytes relayed "
+	    "by closed connections.\n# TYPE intutic_bytes_total counter\n"
+	    "intutic_bytes_total{direction=\"up\"} %llu\n"
+	    "intutic_bytes_total{direction=\"down\"} %llu\n",
+	    (unsigned long long)METRIC_GET(p, bytes_up),
+	    (unsigned long long)METRIC_GET(p, bytes_down));
+	metric(out, "intutic_dns_lookups_total", "counter",
+	    "Names looked up.", METRIC_GET(p, dns_lookups));
+	metric(out, "intutic_dns_failures_total", "counter",
+	    "Look-ups that failed.", METRIC_GET(p, dns_failures));
+	metric(out, "intutic_reloads_total", "counter",
+	    "Rule reloads that took effect.", METRIC_GET(p, reloads));
+	metric(out, "intutic_reload_errors_total", "counter",
+	    "Rule reloads refused (the old rules stayed).",
+	    METRIC_GET(p, reload_errors));
+	metric(out, "intutic_timeouts_total", "counter",
+	    "Connections ended by a timeout.", METRIC_GET(p, timeouts));
+	metric(out, "intutic_bad_requests_total", "counter",
+	    "Malformed requests refused.", METRIC_GET(p, bad_requests));
+	metric(out, "intutic_accept_paused_total", "counter",
+	    "Times accepting paused for lack of descriptors.",
+	    METRIC_GET(p, accept_paused));
+	metric(out, "intutic_rules_entries", "gauge",
+	    "Entries in the current rule set.", r != NULL ? rules_count(r) : 0);
+	metric(out, "intutic_uptime_seconds", "gauge",
+	    "Seconds since the proxy started.",
+	    (uint64_t)(time(NULL) - p->started));
+	rules_free(r);
+}
+
+/* ---------------------------------------------------------- state file */
+
+static void
+json_str(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(fp, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(fp, "\\u%04x", c);
+		else
+			fputc(c, fp);
+	}
+	fputc('"', fp);
+}
+
+static int
+mkdirs(const char *path)
+{
+	char buf[PATH_MAX], *s;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -1;
+	for (s = buf + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0700) == -1 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(buf, 0700) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Written once listening: temp file + rename, so readers see all or none. */
+static int
+state_write(struct proxy *p)
+{
+	char tmp[PATH_MAX + 8], cwd[PATH_MAX], rules_abs[PATH_MAX];
+	const char *dir = p->cfg.state_dir;
+	FILE *fp;
+	size_t i;
+	int fd;
+
+	if (mkdirs(dir) != 0) {
+		error("cannot create state directory '%s': %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (snprintf(state_path, sizeof(state_path), "%s/%s", dir,
+	    STATE_FILE) >= (int)sizeof(state_path) ||
+	    snprintf(tmp, sizeof(tmp), "%s.tmp", state_path) >=
+	    (int)sizeof(tmp)) {
+		error("state directory path too long");
+		return -1;
+	}
+	if (p->cfg.rules_path[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL &&
+	    snprintf(rules_abs, sizeof(rules_abs), "%s/%s", cwd,
+	    p->cfg.rules_path) < (int)sizeof(rules_abs))
+		;
+	else
+		snprintf(rules_abs, sizeof(rules_abs), "%s", p->cfg.rules_path);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) ==
+	    -1 || (fp = fdopen(fd, "w")) == NULL) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	fprintf(fp, "{\"pid\": %ld, \"port\": %u, \"bind\": [",
+	    (long)getpid(), p->port);
+	for (i = 0; i < p->nlistens; i++) {
+		if (i > 0)
+			fputs(", ", fp);
+		json_str(fp, p->listens[i].text);
+	}
+	fputs("], \"rules\": ", fp);
+	json_str(fp, rules_abs);
+	fputs(", \"audit\": ", fp);
+	if (p->cfg.audit_path != NULL)
+		json_str(fp, p->cfg.audit_path);
+	else
+		fputs("null", fp);
+	fprintf(fp, ", \"started\": %lld, \"workers\": %d, \"version\": ",
+	    (long long)p->started, p->nworkers);
+	json_str(fp, PACKAGE_VERSION);
+	fputs("}\n", fp);
+	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0 || fclose(fp) != 0 ||
+	    rename(tmp, state_path) != 0) {
+		error("cannot write '%s': %s", state_path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- signals */
+
+static void
+reload(struct proxy *p)
+{
+	struct rules *r, *old;
+	struct rules_error err;
+	char msg[RULES_PATH_MAX + RULES_ERROR_MAX + 64];
+
+	if (rules_load(p->cfg.rules_path, &r, &err) != 0) {
+		METRIC_ADD(p, reload_errors, 1);
+		error("reload refused, the old rules stay: %s",
+		    rules_error_str(&err, msg, sizeof(msg)));
+		return;
+	}
+	pthread_mutex_lock(&p->rules_lock);
+	old = p->rules;
+	p->rules = r;
+	pthread_mutex_unlock(&p->rules_lock);
+	rules_free(old);	/* connections keep theirs */
+	METRIC_ADD(p, reloads, 1);
+	info("rules reloaded from '%s': %zu entries", p->cfg.rules_path,
+	    rules_count(r));
+}
+
+static void
+workers_poke(struct proxy *p)
+{
+	int i;
+
+	for (i = 0; i < p->nworkers; i++)
+		if (p->workers[i].stop_ev != NULL)
+			event_active(p->workers[i].stop_ev, EV_READ, 0);
+}
+
+static void
+grace_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy *p = arg;
+
+	(void)fd;
+	(void)what;
+	warn_msg("grace period over: closing the connections still open");
+	__atomic_store_n(&p->stopping, 2, __ATOMIC_RELAXED);
+	workers_poke(p);
+}
+
+static struct event *grace_ev;
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct proxy *p = arg;
+	char err[512];
+	struct timeval tv;
+
+	(void)what;
+	switch (sig) {
+	case SIGHUP:
+		reload(p);
+		break;
+	case SIGUSR1:
+		if (audit_reopen(p->audit, err, sizeof(err)) != 0)
+			error("%s", err);
+		break;
+	case SIGTERM:
+	case SIGINT:
+		if (__atomic_load_n(&p->stopping, __ATOMIC_RELAXED) != 0)
+			break;
+		info("stopping: no new connections; draining for up to %d ms",
+		    p->cfg.grace_ms);
+		__atomic_store_n(&p->stopping, 1, __ATOMIC_RELAXED);
+		workers_poke(p);
+		tv.tv_sec = p->cfg.grace_ms / 1000;
+		tv.tv_usec = (p->cfg.grace_ms % 1000) * 1000;
+		evtimer_add(grace_ev, &tv);
+		/* The main loop ends once every worker has ended. */
+		event_base_loopexit(p->base, NULL);
+		break;
+	}
+}
+
+/* ------------------------------------------------------------- options */
+
+static long
+number(const char *opt, const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max) {
+		fprintf(stderr, "intutic-proxy: %s: '%s' is not a number from "
+		    "%ld to %ld\n", opt, s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+static void
+split_binds(struct proxy_config *cfg, char *list)
+{
+	char *save = NULL, *tok;
+
+	cfg->nbinds = 0;
+	for (tok = strtok_r(list, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (*tok == '\0')
+			continue;
+		if (cfg->nbinds == PROXY_BINDS_MAX) {
+			fprintf(stderr, "intutic-proxy: more than %d bind "
+			    "addresses\n", PROXY_BINDS_MAX);
+			exit(2);
+		}
+		cfg->binds[cfg->nbinds++] = tok;
+	}
+	if (cfg->nbinds == 0) {
+		fprintf(stderr, "intutic-proxy: no bind address given\n");
+		exit(2);
+	}
+}
+
+static void
+default_state_dir(struct proxy_config *cfg)
+{
+	static char buf[PATH_MAX];
+	const char *v;
+
+	if ((v = getenv("XDG_STATE_HOME")) != NULL && *v == '/')
+		snprintf(buf, sizeof(buf), "%s/intutic", v);
+	else if ((v = getenv("HOME")) != NULL && *v == '/')
+		snprintf(buf, sizeof(buf), "%s/.local/state/intutic", v);
+	else
+		snprintf(buf, sizeof(buf), "/run/intutic");
+	cfg->state_dir = buf;
+}
+
+static void
+parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
+{
+	enum {
+		OPT_RULES = 256, OPT_BIND, OPT_PORT, OPT_AUDIT, OPT_WORKERS,
+		OPT_STATE, OPT_RESOLV, OPT_HOSTS, OPT_CONNECT_T, OPT_HEAD_T,
+		OPT_PEEK_T, OPT_IDLE_T, OPT_GRACE, OPT_MAXCONNS, OPT_HEADMAX,
+		OPT_HDRSMAX, OPT_URIMAX, OPT_DEBUG, OPT_HELP, OPT_VERSION,
+	};
+	static const struct option opts[] = {
+		{ "rules", required_argument, NULL, OPT_RULES },
+		{ "bind", required_argument, NULL, OPT_BIND },
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "audit", required_argument, NULL, OPT_AUDIT },
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "resolv-conf", required_argument, NULL, OPT_RESOLV },
+		{ "hosts", required_argument, NULL, OPT_HOSTS },
+		{ "connect-timeout", required_argument, NULL, OPT_CONNECT_T },
+		{ "head-timeout", required_argument, NULL, OPT_HEAD_T },
+		{ "peek-timeout", required_argument, NULL, OPT_PEEK_T },
+		{ "idle-timeout", required_argument, NULL, OPT_IDLE_T },
+		{ "grace", required_argument, NULL, OPT_GRACE },
+		{ "max-conns", required_argument, NULL, OPT_MAXCONNS },
+		{ "head-max", required_argument, NULL, OPT_HEADMAX },
+		{ "headers-max", required_argument, NULL, OPT_HDRSMAX },
+		{ "uri-max", required_argument, NULL, OPT_URIMAX },
+		{ "debug", no_argument, NULL, OPT_DEBUG },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	static char bindbuf[1024];
+	const char *v;
+	int c;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->port = PROXY_PORT_DEFAULT;
+	cfg->resolv_conf = "/etc/resolv.conf";
+	cfg->hosts_file = "/etc/hosts";
+	cfg->head_max = PROXY_HEAD_MAX;
+	cfg->headers_max = PROXY_HEADERS_MAX;
+	cfg->uri_max = PROXY_URI_MAX;
+	cfg->connect_ms = PROXY_CONNECT_MS;
+	cfg->head_ms = PROXY_HEAD_MS;
+	cfg->peek_ms = PROXY_PEEK_MS;
+	cfg->idle_ms = PROXY_IDLE_MS;
+	cfg->grace_ms = PROXY_GRACE_MS;
+	cfg->conns_max = PROXY_CONNS_MAX;
+	cfg->workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (cfg->workers < 1)
+		cfg->workers = 1;
+	if (cfg->workers > PROXY_WORKERS_MAX)
+		cfg->workers = PROXY_WORKERS_MAX;
+	snprintf(bindbuf, sizeof(bindbuf), "127.0.0.1");
+	if ((v = getenv("INTUTIC_PROXY_BIND")) != NULL && *v != '\0')
+		snprintf(bindbuf, sizeof(bindbuf), "%s", v);
+	if ((v = getenv("INTUTIC_PROXY_PORT")) != NULL && *v != '\0')
+		cfg->port = (uint16_t)number("INTUTIC_PROXY_PORT", v, 0, 65535);
+	if ((v = getenv("INTUTIC_RULES")) != NULL && *v != '\0')
+		cfg->rules_path = v;
+	if ((v = getenv("INTUTIC_RESOLV_CONF")) != NULL && *v != '\0')
+		cfg->resolv_conf = v;
+	if ((v = getenv("INTUTIC_HOSTS_FILE")) != NULL && *v != '\0')
+		cfg->hosts_file = v;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_RULES:
+			cfg->rules_path = optarg;
+			break;
+		case OPT_BIND:
+			snprintf(bindbuf, sizeof(bindbuf), "%s", optarg);
+			break;
+		case OPT_PORT:
+			cfg->port = (uint16_t)number("--port", optarg, 0, 65535);
+			break;
+		case OPT_AUDIT:
+			cfg->audit_path = optarg;
+			break;
+		case OPT_WORKERS:
+			cfg->workers = (int)number("--workers", optarg, 1,
+			    PROXY_WORKERS_MAX);
+			break;
+		case OPT_STATE:
+			cfg->state_dir = optarg;
+			break;
+		case OPT_RESOLV:
+			cfg->resolv_conf = optarg;
+			break;
+		case OPT_HOSTS:
+			cfg->hosts_file = optarg;
+			break;
+		case OPT_CONNECT_T:
+			cfg->connect_ms = (int)number("--connect-timeout",
+			    optarg, 1, 3600000);
+			break;
+		case OPT_HEAD_T:
+			cfg->head_ms = (int)number("--head-timeout", optarg, 1,
+			    3600000);
+			break;
+		case OPT_PEEK_T:
+			cfg->peek_ms = (int)number("--peek-timeout", optarg, 1,
+			    3600000);
+			break;
+		case OPT_IDLE_T:
+			cfg->idle_ms = (int)number("--idle-timeout", optarg, 1,
+			    86400000);
+			break;
+		case OPT_GRACE:
+			cfg->grace_ms = (int)number("--grace", optarg, 0,
+			    3600000);
+			break;
+		case OPT_MAXCONNS:
+			cfg->conns_max = (size_t)number("--max-conns", optarg,
+			    1, 10000000);
+			break;
+		case OPT_HEADMAX:
+			cfg->head_max = (size_t)number("--head-max", optarg,
+			    1024, 1024 * 1024);
+			break;
+		case OPT_HDRSMAX:
+			cfg->headers_max = (size_t)number("--headers-max",
+			    optarg, 1, 256);
+			break;
+		case OPT_URIMAX:
+			cfg->uri_max = (size_t)number("--uri-max", optarg, 64,
+			    1024 * 1024);
+			break;
+		case OPT_DEBUG:
+			*debug = 1;
+			break;
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf("intutic-proxy %s\n", PACKAGE_VERSION);
+			exit(0);
+		default:
+			fputs(usage_text, stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "intutic-proxy: unexpected argument '%s'\n",
+		    argv[optind]);
+		fputs(usage_text, stderr);
+		exit(2);
+	}
+	if (cfg->rules_path == NULL) {
+		fprintf(stderr, "intutic-proxy: --rules FILE is required\n");
+		fputs(usage_text, stderr);
+		exit(2);
+	}
+	split_binds(cfg, bindbuf);
+	if (cfg->state_dir == NULL)
+		default_state_dir(cfg);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct proxy *p = &proxy;
+	struct rules_error rerr;
+	struct event *sigs[4];
+	static const int signums[4] = { SIGHUP, SIGTERM, SIGINT, SIGUSR1 };
+	char msg[RULES_PATH_MAX + RULES_ERROR_MAX + 64];
+	sigset_t block, old;
+	size_t i;
+	int k, debug = 0, status = 0;
+
+	parse_options(&p->cfg, argc, argv, &debug);
+	log_init("intutic-proxy", debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	signal(SIGPIPE, SIG_IGN);
+	p->started = time(NULL);
+	pthread_mutex_init(&p->rules_lock, NULL);
+
+	/* Fail closed: no rules, no proxy. */
+	if (rules_load(p->cfg.rules_path, &p->rules, &rerr) != 0) {
+		error("%s", rules_error_str(&rerr, msg, sizeof(msg)));
+		error("not starting: the rule file does not load");
+		return 2;
+	}
+	if (p->cfg.audit_path != NULL &&
+	    (p->audit = audit_open(p->cfg.audit_path, msg, sizeof(msg))) ==
+	    NULL) {
+		error("%s", msg);
+		return 125;
+	}
+	if (evthread_use_pthreads() != 0) {
+		error("libevent has no thread support");
+		return 125;
+	}
+	p->nworkers = p->cfg.workers;
+	if ((p->workers = calloc((size_t)p->nworkers, sizeof(*p->workers))) ==
+	    NULL)
+		fatal("out of memory");
+	for (k = 0; k < p->nworkers; k++)
+		p->workers[k].id = k;
+	if (worker_listen_all(p) != 0)
+		return 125;
+	for (i = 0; i < p->nlistens; i++) {
+		const char *t = p->listens[i].text;
+
+		if (strncmp(t, "127.", 4) != 0 && strcmp(t, "::1") != 0 &&
+		    strcmp(t, "[::1]") != 0)
+			warn_msg("listening on %s: reachable from outside this "
+			    "host's loopback", t);
+	}
+
+	/* Workers never see signals; the main loop takes them. */
+	sigemptyset(&block);
+	for (k = 0; k < 4; k++)
+		sigaddset(&block, signums[k]);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (k = 0; k < p->nworkers; k++) {
+		if (worker_start(p, &p->workers[k]) != 0) {
+			error("cannot start worker %d", k);
+			return 125;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	if ((p->base = event_base_new()) == NULL)
+		fatal("cannot create the event loop");
+	for (k = 0; k < 4; k++) {
+		sigs[k] = evsignal_new(p->base, signums[k], signal_cb, p);
+		if (sigs[k] == NULL || evsignal_add(sigs[k], NULL) != 0)
+			fatal("cannot catch signal %d", signums[k]);
+	}
+	grace_ev = evtimer_new(p->base, grace_cb, p);
+	if (state_write(p) != 0) {
+		status = 125;
+		__atomic_store_n(&p->stopping, 2, __ATOMIC_RELAXED);
+		workers_poke(p);
+	} else {
+		info("listening on port %u (%d workers), rules '%s' "
+		    "(%zu entries, mode %s)", p->port, p->nworkers,
+		    p->cfg.rules_path, rules_count(p->rules),
+		    rules_mode(p->rules) == RULES_MODE_REPORT ? "report" :
+		    "enforce");
+		event_base_dispatch(p->base);
+	}
+
+	/* Stopping: the grace timer still runs while the workers drain. */
+	for (k = 0; k < p->nworkers; k++) {
+		struct timeval tick = { 0, 50000 };
+
+		while (pthread_tryjoin_np(p->workers[k].thread, NULL) == EBUSY) {
+			event_base_loopexit(p->base, &tick);
+			event_base_dispatch(p->base);
+		}
+	}
+	if (state_path[0] != '\0')
+		unlink(state_path);
+	for (k = 0; k < 4; k++)
+		event_free(sigs[k]);
+	event_free(grace_ev);
+	event_base_free(p->base);
+	rules_free(p->rules);
+	audit_free(p->audit);
+	free(p->workers);
+	libevent_global_shutdown();
+	info("stopped");
+	return status;
+}

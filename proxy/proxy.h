@@ -1,0 +1,155 @@
+/*
+ * proxy.h — intutic-proxy: what the files of proxy/ share.
+ *
+ * One process, one event loop per worker thread.  Each worker has its own
+ * event base, its own evdns base and its own SO_REUSEPORT listeners; a
+ * connection lives and dies on the worker that accepted it.  The rule set is
+ * shared read-only: each connection takes a reference when it starts and
+ * keeps that set until it closes, so a reload never changes the rules under
+ * a connection (see proxy_rules_get()).
+ */
+#ifndef INTUTIC_PROXY_H
+#define INTUTIC_PROXY_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "rules.h"
+
+struct event_base;
+struct evdns_base;
+struct evconnlistener;
+struct event;
+
+/* Limits and timeouts: each a named default, each overridable by an option. */
+#define PROXY_PORT_DEFAULT	8877
+#define PROXY_BINDS_MAX		16		/* --bind addresses */
+#define PROXY_WORKERS_MAX	64
+#define PROXY_HEAD_MAX		(64 * 1024)	/* bytes of a request head */
+#define PROXY_HEADERS_MAX	100		/* header lines in a request */
+#define PROXY_URI_MAX		(8 * 1024)	/* bytes of a request-target */
+#define PROXY_CONNECT_MS	10000		/* dialing the origin */
+#define PROXY_HEAD_MS		15000		/* reading a request head */
+#define PROXY_PEEK_MS		10000		/* first client bytes in a tunnel */
+#define PROXY_IDLE_MS		300000		/* a tunnel with no traffic */
+#define PROXY_GRACE_MS		10000		/* draining after SIGTERM */
+#define PROXY_CONNS_MAX		20000		/* concurrent connections */
+#define PROXY_HIGH_WATER	(256 * 1024)	/* bytes queued towards a slow side */
+#define PROXY_FD_RESERVE	4		/* descriptors kept for EMFILE */
+
+struct proxy_config {
+	const char	*rules_path;
+	const char	*binds[PROXY_BINDS_MAX];
+	size_t		 nbinds;
+	uint16_t	 port;
+	const char	*audit_path;		/* NULL: no audit log; "-": stderr */
+	int		 workers;
+	const char	*state_dir;
+	const char	*resolv_conf;
+	const char	*hosts_file;
+	size_t		 head_max;
+	size_t		 headers_max;
+	size_t		 uri_max;
+	int		 connect_ms;
+	int		 head_ms;
+	int		 peek_ms;
+	int		 idle_ms;
+	int		 grace_ms;
+	size_t		 conns_max;
+};
+
+/* Counters, updated with relaxed atomics from every worker. */
+struct proxy_metrics {
+	uint64_t	 conns_total;
+	uint64_t	 conns_active;
+	uint64_t	 tunnels_active;
+	uint64_t	 requests_http;
+	uint64_t	 decisions[2];		/* by verdict: deny, allow */
+	uint64_t	 reasons[32];		/* by enum conn_reason */
+	uint64_t	 bytes_up;
+	uint64_t	 bytes_down;
+	uint64_t	 dns_lookups;
+	uint64_t	 dns_failures;
+	uint64_t	 reloads;
+	uint64_t	 reload_errors;
+	uint64_t	 accept_paused;
+	uint64_t	 timeouts;
+	uint64_t	 bad_requests;
+};
+
+#define METRIC_ADD(p, field, n) \
+	__atomic_add_fetch(&(p)->metrics.field, (n), __ATOMIC_RELAXED)
+#define METRIC_SUB(p, field, n) \
+	__atomic_sub_fetch(&(p)->metrics.field, (n), __ATOMIC_RELAXED)
+#define METRIC_GET(p, field) \
+	__atomic_load_n(&(p)->metrics.field, __ATOMIC_RELAXED)
+
+/* A listening address the proxy really bound (the port filled in). */
+struct proxy_listen {
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+	char			 text[64];	/* "127.0.0.1" or "::1" */
+	int			 fds[PROXY_WORKERS_MAX];	/* one per worker */
+};
+
+struct worker;
+
+struct proxy {
+	struct proxy_config	 cfg;
+	struct proxy_metrics	 metrics;
+	pthread_mutex_t		 rules_lock;
+	struct rules		*rules;		/* current set; rules_lock */
+	struct audit		*audit;
+	struct proxy_listen	 listens[PROXY_BINDS_MAX];
+	size_t			 nlistens;
+	uint16_t		 port;		/* the real port */
+	struct worker		*workers;
+	int			 nworkers;
+	struct event_base	*base;		/* the main thread's: signals */
+	int			 stopping;	/* SIGTERM seen (atomic) */
+	uint64_t		 next_id;	/* connection ids (atomic) */
+	time_t			 started;
+};
+
+/* One worker thread. */
+struct conn;
+TAILQ_HEAD(conn_list, conn);
+
+struct worker {
+	struct proxy		*p;
+	int			 id;
+	pthread_t		 thread;
+	struct event_base	*base;
+	struct evdns_base	*dns;
+	struct evconnlistener	*listeners[PROXY_BINDS_MAX];
+	size_t			 nlisteners;
+	struct event		*stop_ev;	/* woken by proxy_stop() */
+	struct event		*resume_ev;	/* re-enables accept after EMFILE */
+	int			 reserve[PROXY_FD_RESERVE];
+	int			 paused;
+	struct conn_list	 conns;
+	size_t			 nconns;
+};
+
+struct evbuffer;
+
+/* main.c */
+struct rules	*proxy_rules_get(struct proxy *p);	/* a new reference */
+void		 proxy_metrics_render(struct proxy *p, struct evbuffer *out);
+
+/* worker.c */
+int	 worker_listen_all(struct proxy *p);
+int	 worker_start(struct proxy *p, struct worker *w);
+void	 worker_stop_accepting(struct worker *w);
+void	 worker_conn_closed(struct worker *w);
+int	 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa);
+
+/* conn.c */
+void	 conn_accept(struct worker *w, int fd, const struct sockaddr *sa,
+	    socklen_t len);
+
+#endif /* INTUTIC_PROXY_H */

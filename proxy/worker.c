@@ -1,0 +1,426 @@
+/*
+ * worker.c — listeners and worker threads.
+ *
+ * Every worker has one SO_REUSEPORT socket per bind address, so the kernel
+ * spreads new connections over the workers and no lock is taken on accept.
+ * The sockets are made in the main thread before the workers start, so
+ * that port 0 is resolved once (the first socket's port is reused by the
+ * others) and a bind error stops the proxy before it serves anything.
+ *
+ * On EMFILE the worker frees its reserve descriptors, accepts and closes
+ * the connection that could not be taken (so the client is told at once
+ * instead of hanging), pauses its listeners and retries after a short
+ * delay or when one of its connections closes: it never spins.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+
+#include "proxy.h"
+#include "conn.h"
+#include "log.h"
+
+#define ACCEPT_RESUME_MS	100
+#define LISTEN_BACKLOG		4096
+
+static int
+parse_bind(const char *text, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char buf[INET6_ADDRSTRLEN + 2];
+	size_t n = strlen(text);
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (n >= 2 && text[0] == '[' && text[n - 1] == ']') {
+		text++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET, buf, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		*len = sizeof(*s4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, buf, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		*len = sizeof(*s6);
+		return 0;
+	}
+	return -1;
+}
+
+static void
+set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+static int
+listen_one(struct proxy_listen *l, uint16_t *port)
+{
+	int fd, one = 1;
+	struct sockaddr_storage got;
+	socklen_t gotlen = sizeof(got);
+
+	set_port(&l->ss, *port);
+	fd = socket(l->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == -1)
+		goto fail;
+	/* A bridge address may not exist yet (podman makes it on demand). */
+	(void)setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	if (l->ss.ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == -1)
+		goto fail;
+	if (bind(fd, (struct sockaddr *)&l->ss, l->len) == -1 ||
+	    listen(fd, LISTEN_BACKLOG) == -1)
+		goto fail;
+	if (*port == 0) {
+		if (getsockname(fd, (struct sockaddr *)&got, &gotlen) == -1)
+			goto fail;
+		*port = ntohs(got.ss_family == AF_INET ?
+		    ((struct sockaddr_in *)&got)->sin_port :
+		    ((struct sockaddr_in6 *)&got)->sin6_port);
+		set_port(&l->ss, *port);
+	}
+	return fd;
+ fail:
+	close(fd);
+	return -1;
+}
+
+int
+worker_listen_all(struct proxy *p)
+{
+	struct proxy_listen *l;
+	uint16_t port = p->cfg.port;
+	size_t i;
+	int k;
+
+	for (i = 0; i < p->cfg.nbinds; i++) {
+		l = &p->listens[i];
+		if (parse_bind(p->cfg.binds[i], &l->ss, &l->len) != 0) {
+			error("invalid bind address '%s': expected an IPv4 or "
+			    "IPv6 address", p->cfg.binds[i]);
+			return -1;
+		}
+		snprintf(l->text, sizeof(l->text), "%s", p->cfg.binds[i]);
+		for (k = 0; k < p->nworkers; k++) {
+			if ((l->fds[k] = listen_one(l, &port)) == -1) {
+				error("cannot listen on %s port %u: %s",
+				    p->cfg.binds[i], port, strerror(errno));
+				return -1;
+			}
+		}
+		p->nlistens++;
+	}
+	p->port = port;
+	return 0;
+}
+
+static int
+same_ip(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family != b->sa_family)
+		return 0;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+	    &((const struct sockaddr_in6 *)b)->sin6_addr,
+	    sizeof(struct in6_addr)) == 0;
+}
+
+static int
+is_wildcard(const struct sockaddr *sa)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		    htonl(INADDR_ANY);
+	return memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr, &any6,
+	    sizeof(any6)) == 0;
+}
+
+/*
+ * Whether `sa` (with its port) is one of the proxy's own listening
+ * addresses: dialling it would loop.  A wildcard bind covers every address
+ * of this host, read from the interfaces now.
+ */
+int
+proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa)
+{
+	struct ifaddrs *ifs, *ifa;
+	uint16_t port;
+	size_t i;
+	int own = 0, wildcard = 0;
+
+	if (sa->sa_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	else if (sa->sa_family == AF_INET6)
+		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	else
+		return 0;
+	if (port != p->port)
+		return 0;
+	for (i = 0; i < p->nlistens; i++) {
+		const struct sockaddr *l = (const struct sockaddr *)&p->listens[i].ss;
+
+		if (same_ip(l, sa))
+			return 1;
+		if (l->sa_family == sa->sa_family && is_wildcard(l))
+			wildcard = 1;
+	}
+	if (!wildcard || getifaddrs(&ifs) == -1)
+		return wildcard;	/* cannot tell: refuse (fail closed) */
+	for (ifa = ifs; ifa != NULL && !own; ifa = ifa->ifa_next)
+		if (ifa->ifa_addr != NULL && same_ip(ifa->ifa_addr, sa))
+			own = 1;
+	freeifaddrs(ifs);
+	return own;
+}
+
+/* ----------------------------------------------------------- the worker */
+
+static void
+reserve_fill(struct worker *w)
+{
+	int i;
+
+	for (i = 0; i < PROXY_FD_RESERVE; i++)
+		if (w->reserve[i] == -1)
+			w->reserve[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static void
+reserve_release(struct worker *w)
+{
+	int i;
+
+	for (i = 0; i < PROXY_FD_RESERVE; i++)
+		if (w->reserve[i] != -1) {
+			close(w->reserve[i]);
+			w->reserve[i] = -1;
+		}
+}
+
+static void
+worker_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int len, void *arg)
+{
+	(void)l;
+	conn_accept(arg, fd, sa, (socklen_t)len);
+}
+
+static void
+worker_pause(struct worker *w)
+{
+	struct timeval tv = { 0, ACCEPT_RESUME_MS * 1000 };
+	size_t i;
+
+	if (w->paused)
+		return;
+	w->paused = 1;
+	METRIC_ADD(w->p, accept_paused, 1);
+	for (i = 0; i < w->nlisteners; i++)
+		evconnlistener_disable(w->listeners[i]);
+	evtimer_add(w->resume_ev, &tv);
+}
+
+static void
+worker_resume(struct worker *w)
+{
+	size_t i;
+
+	if (!w->paused || w->p->stopping)
+		return;
+	reserve_fill(w);
+	if (w->reserve[PROXY_FD_RESERVE - 1] == -1) {
+		/* Still no descriptors: try again later. */
+		struct timeval tv = { 0, ACCEPT_RESUME_MS * 1000 };
+
+		evtimer_add(w->resume_ev, &tv);
+		return;
+	}
+	w->paused = 0;
+	for (i = 0; i < w->nlisteners; i++)
+		evconnlistener_enable(w->listeners[i]);
+}
+
+static void
+worker_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	worker_resume(arg);
+}
+
+static void
+worker_accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct worker *w = arg;
+	int e = EVUTIL_SOCKET_ERROR(), fd;
+
+	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM) {
+		debug_f("worker %d: accept: %s", w->id, strerror(e));
+		return;
+	}
+	warn_msg("worker %d: out of descriptors (%s): pausing accept",
+	    w->id, strerror(e));
+	/* Take the waiting connection with a reserve descriptor and close it. */
+	reserve_release(w);
+	if ((fd = accept4(evconnlistener_get_fd(l), NULL, NULL,
+	    SOCK_CLOEXEC)) != -1)
+		close(fd);
+	worker_pause(w);
+}
+
+void
+worker_conn_closed(struct worker *w)
+{
+	if (w->p->stopping && w->nconns == 0) {
+		event_base_loopexit(w->base, NULL);
+		return;
+	}
+	if (w->paused)
+		worker_resume(w);
+}
+
+void
+worker_stop_accepting(struct worker *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nlisteners; i++) {
+		evconnlistener_free(w->listeners[i]);
+		w->listeners[i] = NULL;
+	}
+	w->nlisteners = 0;
+}
+
+static void
+worker_stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+
+	(void)fd;
+	(void)what;
+	if (__atomic_load_n(&w->p->stopping, __ATOMIC_RELAXED) > 1) {
+		/* The grace period is over. */
+		conn_close_all(w);
+		event_base_loopexit(w->base, NULL);
+		return;
+	}
+	worker_stop_accepting(w);
+	conn_stop_idle(w);
+	if (w->nconns == 0)
+		event_base_loopexit(w->base, NULL);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	event_base_dispatch(w->base);
+	worker_stop_accepting(w);
+	conn_close_all(w);
+	evdns_base_free(w->dns, 1);
+	event_free(w->stop_ev);
+	event_free(w->resume_ev);
+	reserve_release(w);
+	event_base_free(w->base);
+	w->base = NULL;
+	return NULL;
+}
+
+static int
+worker_dns_init(struct worker *w)
+{
+	const struct proxy_config *cfg = &w->p->cfg;
+	int r;
+
+	w->dns = evdns_base_new(w->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+	if (w->dns == NULL)
+		return -1;
+	/*
+	 * Nameservers and options only: no search list (a name is always
+	 * looked up as written) and no default 127.0.0.1 when the file
+	 * lists no nameserver.
+	 */
+	r = evdns_base_resolv_conf_parse(w->dns, DNS_OPTION_NAMESERVERS |
+	    DNS_OPTION_MISC | DNS_OPTION_NAMESERVERS_NO_DEFAULT,
+	    cfg->resolv_conf);
+	if (r != 0 && r != 6) {
+		error("cannot read resolver configuration '%s' (evdns error %d)",
+		    cfg->resolv_conf, r);
+		return -1;
+	}
+	evdns_base_search_clear(w->dns);
+	if (evdns_base_load_hosts(w->dns, cfg->hosts_file) != 0) {
+		error("cannot read hosts file '%s'", cfg->hosts_file);
+		return -1;
+	}
+	return 0;
+}
+
+int
+worker_start(struct proxy *p, struct worker *w)
+{
+	size_t i;
+	int k;
+
+	w->p = p;
+	TAILQ_INIT(&w->conns);
+	for (k = 0; k < PROXY_FD_RESERVE; k++)
+		w->reserve[k] = -1;
+	if ((w->base = event_base_new()) == NULL)
+		return -1;
+	if (worker_dns_init(w) != 0)
+		return -1;
+	w->stop_ev = event_new(w->base, -1, 0, worker_stop_cb, w);
+	w->resume_ev = evtimer_new(w->base, worker_resume_cb, w);
+	if (w->stop_ev == NULL || w->resume_ev == NULL)
+		return -1;
+	for (i = 0; i < p->nlistens; i++) {
+		w->listeners[i] = evconnlistener_new(w->base, worker_accept_cb,
+		    w, LEV_OPT_CLOSE_ON_FREE, -1, p->listens[i].fds[w->id]);
+		if (w->listeners[i] == NULL)
+			return -1;
+		p->listens[i].fds[w->id] = -1;	/* the listener owns it */
+		evconnlistener_set_error_cb(w->listeners[i],
+		    worker_accept_error_cb);
+		w->nlisteners++;
+	}
+	reserve_fill(w);
+	if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
+		return -1;
+	return 0;
+}
