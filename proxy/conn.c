@@ -51,11 +51,12 @@ enum conn_state {
 	CONN_DIAL,		/* connecting to the pinned address */
 	CONN_PEEK,		/* CONNECT answered; waiting for the client's bytes */
 	CONN_TUNNEL,		/* relaying both ways */
+	CONN_HTTP,		/* forwarding one absolute-form exchange */
 	CONN_FINISH,		/* writing a last answer, then closing */
 };
 
 static const char *const conn_state_names[] = {
-	"head", "resolve", "dial", "peek", "tunnel", "finish",
+	"head", "resolve", "dial", "peek", "tunnel", "http", "finish",
 };
 
 struct lookup {
@@ -92,6 +93,20 @@ struct conn {
 	char			 sni[256];
 	int			 has_sni;
 
+	/* Absolute-form HTTP: one exchange at a time on a keep-alive pair. */
+	struct evbuffer		*fwd;		/* request head waiting for the dial */
+	struct http_framing	*req_framing;	/* request body in flight */
+	struct http_framing	*resp_framing;	/* response body in flight */
+	int			 req_done;
+	int			 req_is_head;
+	int			 req_upgrade;
+	int			 client_keep_alive;
+	int			 up_keep_alive;
+	int			 resp_until_eof;
+	int			 up_ready;	/* c->up connected to up_host */
+	char			 up_host[RULES_HOST_TEXT_MAX];
+	uint16_t		 up_port;
+
 	/* Tunnel. */
 	uint64_t		 bytes_up;
 	uint64_t		 bytes_down;
@@ -112,6 +127,13 @@ static void	conn_tunnel_write_cb(struct bufferevent *, void *);
 static void	conn_timer_cb(evutil_socket_t, short, void *);
 static void	conn_dial(struct conn *);
 static void	conn_tunnel_start(struct conn *);
+static void	conn_http_send(struct conn *);
+static void	conn_up_drop(struct conn *);
+static int	conn_host_header_matches(const struct conn *,
+		    const struct http_head *);
+static void	relay(struct conn *, struct bufferevent *, struct bufferevent *,
+		    uint64_t *);
+static void	conn_read_head(struct conn *);
 
 static const char *const conn_reason_names[] = {
 	[CONN_REASON_ALLOWED] = "allowed",
@@ -266,6 +288,7 @@ state_timeout_ms(const struct conn *c, enum conn_state s)
 	case CONN_PEEK:
 		return cfg->peek_ms;
 	case CONN_TUNNEL:
+	case CONN_HTTP:
 		return cfg->idle_ms;
 	case CONN_FINISH:
 		return 5000;
@@ -316,6 +339,10 @@ conn_close(struct conn *c)
 		bufferevent_free(c->up);
 	if (c->timer != NULL)
 		event_free(c->timer);
+	if (c->fwd != NULL)
+		evbuffer_free(c->fwd);
+	http_framing_free(c->req_framing);
+	http_framing_free(c->resp_framing);
 	METRIC_ADD(c->p, bytes_up, c->bytes_up);
 	METRIC_ADD(c->p, bytes_down, c->bytes_down);
 	if (c->tunnel_counted)
@@ -460,6 +487,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		conn_close(c);
 		return;
 	case CONN_TUNNEL:
+	case CONN_HTTP:
 		idle = elapsed_ms(&c->last_io);
 		if (idle < c->p->cfg.idle_ms) {
 			int64_t left = c->p->cfg.idle_ms - idle;
@@ -739,6 +767,7 @@ conn_use_literal(struct conn *c)
 static void
 conn_dial(struct conn *c)
 {
+	conn_up_drop(c);
 	c->up = bufferevent_socket_new(c->w->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (c->up == NULL) {
 		conn_close(c);
@@ -798,13 +827,389 @@ conn_connect_request(struct conn *c, const struct http_head *h)
 		conn_use_literal(c);
 }
 
-/* Absolute-form HTTP: forwarding arrives in the next step. */
+/* -------------------------------------------------- absolute-form HTTP */
+
+/* Closes the origin side, e.g. before dialling another host. */
+static void
+conn_up_drop(struct conn *c)
+{
+	if (c->up != NULL)
+		bufferevent_free(c->up);
+	c->up = NULL;
+	c->up_ready = 0;
+	c->up_host[0] = '\0';
+}
+
+/*
+ * One absolute-form request: decided on its own (keep-alive connections
+ * decide every request), its Host must agree with the URI, and it goes
+ * out in origin-form with hop-by-hop and Proxy-* headers removed.
+ */
 static void
 conn_http_request(struct conn *c, const struct http_head *h)
 {
-	(void)h;
-	conn_fail(c, 501, CONN_REASON_BAD_REQUEST,
-	    "absolute-form HTTP is not forwarded yet: use CONNECT");
+	const char *auth, *path, *why;
+	size_t authlen, pathlen;
+	char target[RULES_HOST_TEXT_MAX + 16], detail[512];
+	int err;
+
+	c->proto = "http";
+	METRIC_ADD(c->p, requests_http, 1);
+	/* A new exchange: a new decision, a new status. */
+	c->decided = 0;
+	c->report_only = 0;
+	c->status = -1;
+	memset(&c->d, 0, sizeof(c->d));
+	memset(&c->host, 0, sizeof(c->host));
+	c->addr_text[0] = '\0';
+
+	if (http_target_split(h->target, h->target_len, &auth, &authlen, &path,
+	    &pathlen, &why) != 0) {
+		METRIC_ADD(c->p, bad_requests, 1);
+		conn_fail(c, 400, CONN_REASON_BAD_REQUEST, why);
+		return;
+	}
+	if (authlen >= sizeof(target)) {
+		conn_fail(c, 400, CONN_REASON_INVALID_HOST,
+		    "the URI's host is too long");
+		return;
+	}
+	memcpy(target, auth, authlen);
+	target[authlen] = '\0';
+	if ((err = rules_hostport_parse(target, &c->host, &c->port, 80)) != 0) {
+		snprintf(detail, sizeof(detail), "invalid host in the URI: %s",
+		    rules_strerror(err));
+		c->d.verdict = RULES_DENY;
+		conn_fail(c, 403, CONN_REASON_INVALID_HOST, detail);
+		return;
+	}
+	if (http_header_find(h, "host") != NULL ?
+	    !conn_host_header_matches(c, h) : h->http_minor >= 1) {
+		METRIC_ADD(c->p, bad_requests, 1);
+		conn_fail(c, 400, CONN_REASON_HOST_MISMATCH,
+		    "the Host header must name the URI's host");
+		return;
+	}
+	if (conn_decide(c) != 0)
+		return;
+
+	http_framing_free(c->req_framing);
+	c->req_framing = http_framing_new(0,
+	    (const char *)evbuffer_pullup(bufferevent_get_input(c->client),
+	    (ssize_t)h->len), h->len, 0, &why);
+	if (c->req_framing == NULL) {
+		conn_fail(c, 400, CONN_REASON_BAD_REQUEST, why);
+		return;
+	}
+	c->req_done = http_framing_done(c->req_framing);
+	c->req_is_head = h->is_head;
+	c->req_upgrade = h->upgrade;
+	c->client_keep_alive = h->keep_alive;
+	if (c->fwd == NULL && (c->fwd = evbuffer_new()) == NULL) {
+		conn_close(c);
+		return;
+	}
+	http_forward_head(h, path, pathlen, h->upgrade, !h->keep_alive, c->fwd);
+	evbuffer_drain(bufferevent_get_input(c->client), h->len);
+	bufferevent_disable(c->client, EV_READ);
+
+	if (c->up != NULL && c->up_ready && c->up_port == c->port &&
+	    strcmp(c->up_host, c->host.text) == 0) {
+		/* The same origin: reuse the connection, as decided above. */
+		conn_decided(c, c->report_only ?
+		    reason_from_rules(c->d.reason) : CONN_REASON_ALLOWED);
+		conn_http_send(c);
+		return;
+	}
+	conn_up_drop(c);
+	if (c->host.kind == RULES_HOST_NAME)
+		conn_resolve(c);
+	else
+		conn_use_literal(c);
+}
+
+static void	conn_http_client_read_cb(struct bufferevent *, void *);
+static void	conn_http_up_read_cb(struct bufferevent *, void *);
+static void	conn_http_write_cb(struct bufferevent *, void *);
+static void	conn_http_up_event_cb(struct bufferevent *, short, void *);
+
+/* The origin is connected: send the head, then stream the body. */
+static void
+conn_http_send(struct conn *c)
+{
+	conn_decided(c, c->report_only ? reason_from_rules(c->d.reason) :
+	    CONN_REASON_ALLOWED);
+	c->up_ready = 1;
+	c->up_port = c->port;
+	snprintf(c->up_host, sizeof(c->up_host), "%s", c->host.text);
+	c->bytes_up += evbuffer_get_length(c->fwd);
+	bufferevent_write_buffer(c->up, c->fwd);
+	http_framing_free(c->resp_framing);
+	c->resp_framing = NULL;
+	c->resp_until_eof = 0;
+	bufferevent_setcb(c->client, conn_http_client_read_cb,
+	    conn_http_write_cb, conn_client_event_cb, c);
+	bufferevent_setcb(c->up, conn_http_up_read_cb, conn_http_write_cb,
+	    conn_http_up_event_cb, c);
+	bufferevent_setwatermark(c->client, EV_READ, 0, 0);
+	bufferevent_setwatermark(c->client, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	bufferevent_setwatermark(c->up, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	gettimeofday(&c->last_io, NULL);
+	conn_set_state(c, CONN_HTTP);
+	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
+		conn_http_client_read_cb(c->client, c);
+}
+
+/*
+ * Moves the bytes of the current message from `from` to `to` as framing
+ * says; what follows the message stays in `from`.  Returns -1 on a framing
+ * error, else whether the message is complete.
+ */
+static int
+conn_http_move(struct conn *c, struct http_framing *f, struct bufferevent *from,
+    struct bufferevent *to, uint64_t *count)
+{
+	struct evbuffer *in = bufferevent_get_input(from);
+	struct evbuffer_iovec v[8];
+	const char *why;
+	size_t used, total = 0;
+	int n, i, done = 0;
+
+	n = evbuffer_peek(in, -1, NULL, v, 8);
+	if (n > 8)
+		n = 8;
+	for (i = 0; i < n && !done; i++) {
+		if (http_framing_feed(f, v[i].iov_base, v[i].iov_len, &used,
+		    &done, &why) != 0) {
+			debug_f("%llu: bad body: %s", (unsigned long long)c->id,
+			    why);
+			return -1;
+		}
+		total += used;
+	}
+	if (total > 0) {
+		evbuffer_remove_buffer(in, bufferevent_get_output(to), total);
+		*count += total;
+		gettimeofday(&c->last_io, NULL);
+	}
+	if (evbuffer_get_length(bufferevent_get_output(to)) >= PROXY_HIGH_WATER)
+		bufferevent_disable(from, EV_READ);
+	return done;
+}
+
+static void
+conn_http_client_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	int r;
+
+	(void)bev;
+	if (c->req_done) {
+		/* A pipelined next request waits for this response. */
+		bufferevent_disable(c->client, EV_READ);
+		return;
+	}
+	while (!c->req_done &&
+	    evbuffer_get_length(bufferevent_get_input(c->client)) > 0) {
+		r = conn_http_move(c, c->req_framing, c->client, c->up,
+		    &c->bytes_up);
+		if (r < 0) {
+			METRIC_ADD(c->p, bad_requests, 1);
+			conn_close(c);
+			return;
+		}
+		if (r == 1)
+			c->req_done = 1;
+		else if (!(bufferevent_get_enabled(c->client) & EV_READ))
+			return;		/* waiting for the origin to drain */
+		else
+			break;
+	}
+	if (c->req_done)
+		bufferevent_disable(c->client, EV_READ);
+}
+
+/* The exchange is over: next request, or close. */
+static void
+conn_http_done(struct conn *c)
+{
+	http_framing_free(c->resp_framing);
+	c->resp_framing = NULL;
+	if (!c->client_keep_alive || !c->req_done) {
+		bufferevent_disable(c->client, EV_READ);
+		bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
+		    conn_client_event_cb, c);
+		conn_up_drop(c);
+		conn_set_state(c, CONN_FINISH);
+		if (evbuffer_get_length(bufferevent_get_output(c->client)) == 0)
+			conn_close(c);
+		return;
+	}
+	if (!c->up_keep_alive)
+		conn_up_drop(c);
+	else
+		bufferevent_setcb(c->up, NULL, NULL, conn_http_up_event_cb, c);
+	bufferevent_setcb(c->client, conn_client_read_cb, NULL,
+	    conn_client_event_cb, c);
+	bufferevent_setwatermark(c->client, EV_READ, 0, c->p->cfg.head_max + 1);
+	bufferevent_enable(c->client, EV_READ);
+	conn_set_state(c, CONN_HEAD);
+	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
+		conn_read_head(c);
+}
+
+/* 101 Switching Protocols: from here on, a tunnel. */
+static void
+conn_http_upgraded(struct conn *c)
+{
+	http_framing_free(c->req_framing);
+	c->req_framing = NULL;
+	bufferevent_setcb(c->client, conn_client_read_cb, conn_tunnel_write_cb,
+	    conn_client_event_cb, c);
+	bufferevent_setcb(c->up, conn_up_read_cb, conn_tunnel_write_cb,
+	    conn_up_event_cb, c);
+	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	conn_set_state(c, CONN_TUNNEL);
+	if (evbuffer_get_length(bufferevent_get_input(c->up)) > 0)
+		relay(c, c->up, c->client, &c->bytes_down);
+	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
+		relay(c, c->client, c->up, &c->bytes_up);
+}
+
+static void
+conn_http_up_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct http_head *h;
+	const char *why;
+	size_t avail, end;
+	char *buf;
+	int r;
+
+	while (evbuffer_get_length(in) > 0) {
+		if (c->resp_framing != NULL) {
+			r = conn_http_move(c, c->resp_framing, c->up, c->client,
+			    &c->bytes_down);
+			if (r < 0) {
+				conn_close(c);
+				return;
+			}
+			if (r == 0)
+				return;
+			conn_http_done(c);
+			return;
+		}
+		/* A response head (or a 1xx before the final one). */
+		avail = evbuffer_get_length(in);
+		if (avail > c->p->cfg.head_max)
+			avail = c->p->cfg.head_max;
+		if ((buf = (char *)evbuffer_pullup(in, (ssize_t)avail)) == NULL) {
+			conn_close(c);
+			return;
+		}
+		if ((end = http_head_end(buf, avail)) == 0) {
+			if (avail >= c->p->cfg.head_max)
+				goto bad;
+			return;
+		}
+		if ((h = malloc(sizeof(*h))) == NULL) {
+			conn_close(c);
+			return;
+		}
+		if (http_response_head_parse(buf, end, HTTP_HEADERS_LIMIT, h,
+		    &why) != HTTP_OK) {
+			free(h);
+			goto bad;
+		}
+		c->status = h->status;
+		if (h->status == 101 && c->req_upgrade) {
+			http_forward_head(h, NULL, 0, 1, 0,
+			    bufferevent_get_output(c->client));
+			c->bytes_down += end;
+			evbuffer_drain(in, end);
+			free(h);
+			conn_http_upgraded(c);
+			return;
+		}
+		if (h->status >= 100 && h->status < 200) {
+			/* Interim (100 Continue): the final answer follows. */
+			http_forward_head(h, NULL, 0, 0, 0,
+			    bufferevent_get_output(c->client));
+			c->bytes_down += end;
+			evbuffer_drain(in, end);
+			free(h);
+			continue;
+		}
+		c->up_keep_alive = h->keep_alive;
+		c->resp_framing = http_framing_new(1, buf, end, c->req_is_head,
+		    &why);
+		if (c->resp_framing == NULL) {
+			free(h);
+			goto bad;
+		}
+		c->resp_until_eof = http_framing_until_eof(c->resp_framing);
+		/* A body that runs to the origin's close ends the client's too. */
+		if (c->resp_until_eof)
+			c->client_keep_alive = 0;
+		http_forward_head(h, NULL, 0, 0, !c->client_keep_alive,
+		    bufferevent_get_output(c->client));
+		free(h);
+		c->bytes_down += end;
+		evbuffer_drain(in, end);
+		/* A message without a body ends with its head. */
+		if (http_framing_done(c->resp_framing)) {
+			conn_http_done(c);
+			return;
+		}
+	}
+	return;
+ bad:
+	if (c->bytes_down == 0)
+		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED,
+		    "the origin's answer is not valid HTTP");
+	else
+		conn_close(c);
+}
+
+static void
+conn_http_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	/* Drained below the low-water mark: the other side may read again. */
+	if (bev == c->up && !c->req_done)
+		bufferevent_enable(c->client, EV_READ);
+	else if (bev == c->client && c->up != NULL)
+		bufferevent_enable(c->up, EV_READ);
+}
+
+static void
+conn_http_up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	if (c->state == CONN_HEAD) {
+		/* The idle origin of a keep-alive pair went away. */
+		conn_up_drop(c);
+		return;
+	}
+	if ((what & BEV_EVENT_EOF) && c->resp_framing != NULL &&
+	    c->resp_until_eof) {
+		/* A close-delimited body ends here. */
+		conn_http_up_read_cb(c->up, c);
+		c->client_keep_alive = 0;
+		conn_http_done(c);
+		return;
+	}
+	if (c->status <= 0 && c->bytes_down == 0)
+		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED,
+		    "the origin closed the connection without an answer");
+	else
+		conn_close(c);
 }
 
 static void
@@ -1118,6 +1523,10 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	int e = EVUTIL_SOCKET_ERROR();
 
 	if (c->state == CONN_DIAL) {
+		if ((what & BEV_EVENT_CONNECTED) && strcmp(c->proto, "http") == 0) {
+			conn_http_send(c);
+			return;
+		}
 		if (what & BEV_EVENT_CONNECTED) {
 			static const char ok[] =
 			    "HTTP/1.1 200 Connection established\r\n\r\n";

@@ -45,9 +45,10 @@ on_url(llhttp_t *p, const char *at, size_t len)
 static int
 on_status(llhttp_t *p, const char *at, size_t len)
 {
-	(void)p;
-	(void)at;
-	(void)len;
+	struct head_ctx *x = p->data;
+
+	x->h->reason = at;
+	x->h->reason_len = len;
 	return 0;
 }
 
@@ -142,8 +143,8 @@ http_header_find(const struct http_head *h, const char *name)
 	return NULL;
 }
 
-enum http_result
-http_head_parse(const char *buf, size_t len, size_t headers_max,
+static enum http_result
+head_parse(int response, const char *buf, size_t len, size_t headers_max,
     size_t uri_max, struct http_head *h, int *status, const char **why)
 {
 	llhttp_settings_t settings;
@@ -156,12 +157,13 @@ http_head_parse(const char *buf, size_t len, size_t headers_max,
 	memset(h, 0, sizeof(*h));
 	memset(&x, 0, sizeof(x));
 	h->content_length = -1;
+	h->response = response;
 	x.h = h;
 	x.headers_max = headers_max;
 	x.uri_max = uri_max;
 	x.status = 400;
 	settings_init(&settings);
-	llhttp_init(&parser, HTTP_REQUEST, &settings);
+	llhttp_init(&parser, response ? HTTP_RESPONSE : HTTP_REQUEST, &settings);
 	parser.data = &x;
 
 	err = llhttp_execute(&parser, buf, len);
@@ -179,6 +181,8 @@ http_head_parse(const char *buf, size_t len, size_t headers_max,
 		return HTTP_ERROR;
 	}
 	h->len = len;
+	if (response)
+		return HTTP_OK;
 	m = llhttp_method_name((llhttp_method_t)parser.method);
 	snprintf(h->method, sizeof(h->method), "%s", m);
 	h->is_connect = parser.method == HTTP_CONNECT;
@@ -192,6 +196,91 @@ http_head_parse(const char *buf, size_t len, size_t headers_max,
 		return HTTP_ERROR;
 	}
 	return HTTP_OK;
+}
+
+enum http_result
+http_head_parse(const char *buf, size_t len, size_t headers_max,
+    size_t uri_max, struct http_head *h, int *status, const char **why)
+{
+	return head_parse(0, buf, len, headers_max, uri_max, h, status, why);
+}
+
+enum http_result
+http_response_head_parse(const char *buf, size_t len, size_t headers_max,
+    struct http_head *h, const char **why)
+{
+	int status;
+
+	return head_parse(1, buf, len, headers_max, 0, h, &status, why);
+}
+
+/* Whether `name` is one of the comma-separated tokens of a header value. */
+static int
+token_listed(const struct http_header *list, const struct http_header *hd)
+{
+	const char *v = list->value, *end = list->value + list->value_len, *t;
+	size_t n;
+
+	while (v < end) {
+		while (v < end && (*v == ' ' || *v == '\t' || *v == ','))
+			v++;
+		for (t = v; v < end && *v != ',' && *v != ' ' && *v != '\t'; v++)
+			;
+		n = (size_t)(v - t);
+		if (n > 0 && n == hd->name_len &&
+		    strncasecmp(t, hd->name, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+hop_by_hop(const struct http_head *h, const struct http_header *hd,
+    int upgrade)
+{
+	static const char *const hop[] = {
+		"connection", "keep-alive", "te", "trailer", "upgrade",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
+		if (header_is(hd, hop[i]))
+			return !(upgrade && i == 4);
+	if (hd->name_len >= 6 && strncasecmp(hd->name, "proxy-", 6) == 0)
+		return 1;
+	for (i = 0; i < h->nheaders; i++)
+		if (header_is(&h->headers[i], "connection") &&
+		    token_listed(&h->headers[i], hd) &&
+		    !(upgrade && header_is(hd, "upgrade")))
+			return 1;
+	return 0;
+}
+
+void
+http_forward_head(const struct http_head *h, const char *path,
+    size_t pathlen, int upgrade, int close, struct evbuffer *out)
+{
+	const struct http_header *hd;
+	size_t i;
+
+	if (h->response)
+		/* We speak HTTP/1.1 to the client, whatever the origin spoke. */
+		evbuffer_add_printf(out, "HTTP/1.1 %d %.*s\r\n", h->status,
+		    (int)h->reason_len, h->reason != NULL ? h->reason : "");
+	else
+		evbuffer_add_printf(out, "%s %.*s HTTP/1.1\r\n", h->method,
+		    (int)pathlen, path);
+	for (i = 0; i < h->nheaders; i++) {
+		hd = &h->headers[i];
+		if (hop_by_hop(h, hd, upgrade))
+			continue;
+		evbuffer_add(out, hd->name, hd->name_len);
+		evbuffer_add(out, ": ", 2);
+		evbuffer_add(out, hd->value, hd->value_len);
+		evbuffer_add(out, "\r\n", 2);
+	}
+	evbuffer_add_printf(out, "Connection: %s\r\n\r\n",
+	    upgrade ? "upgrade" : close ? "close" : "keep-alive");
 }
 
 int
@@ -383,6 +472,12 @@ http_framing_feed(struct http_framing *f, const char *buf, size_t len,
 	if (*why == NULL)
 		*why = "malformed body";
 	return -1;
+}
+
+int
+http_framing_done(const struct http_framing *f)
+{
+	return f->done;
 }
 
 int

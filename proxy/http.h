@@ -33,6 +33,8 @@ struct http_head {
 	const char		*target;	/* request-target */
 	size_t			 target_len;
 	int			 status;	/* response status */
+	const char		*reason;	/* its reason phrase */
+	size_t			 reason_len;
 	int			 http_major;
 	int			 http_minor;
 	struct http_header	 headers[HTTP_HEADERS_LIMIT];
@@ -65,6 +67,22 @@ size_t	 http_head_end(const char *buf, size_t len);
 enum http_result http_head_parse(const char *buf, size_t len,
 		    size_t headers_max, size_t uri_max, struct http_head *h,
 		    int *status, const char **why);
+
+/* The same for a response head (status line instead of request line). */
+enum http_result http_response_head_parse(const char *buf, size_t len,
+		    size_t headers_max, struct http_head *h, const char **why);
+
+/*
+ * Appends the head to forward: for a request "METHOD PATH HTTP/1.1" (path
+ * given), for a response the status line as received; then every header
+ * but the hop-by-hop ones (Connection, Keep-Alive, TE, Trailer, Upgrade,
+ * those the Connection header names) and every Proxy-* header; then our
+ * own Connection header: "upgrade" (keeping Upgrade) when `upgrade`,
+ * "close" when `close`, else "keep-alive".  Transfer-Encoding and
+ * Content-Length stay: the body is forwarded as received.
+ */
+void	 http_forward_head(const struct http_head *h, const char *path,
+	    size_t pathlen, int upgrade, int close, struct evbuffer *out);
 
 /* Whether buf starts like an HTTP request line ("GET ", "POST "). */
 int	 http_looks_like_request(const char *buf, size_t len);
@@ -119,6 +137,9 @@ void			 http_framing_free(struct http_framing *f);
  */
 int	 http_framing_feed(struct http_framing *f, const char *buf, size_t len,
 	    size_t *used, int *done, const char **why);
+
+/* The message is complete (a bodiless message is, right after its head). */
+int	 http_framing_done(const struct http_framing *f);
 
 /* The body runs to the end of the connection (no length, no chunks). */
 int	 http_framing_until_eof(const struct http_framing *f);

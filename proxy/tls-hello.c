@@ -198,12 +198,12 @@ tls_hello_walk(const uint8_t *buf, size_t len, size_t *body_len,
 			avail = rlen;
 		for (i = 0; nhs < TLS_HS_HDR && i < avail; i++) {
 			hs[nhs++] = buf[p + TLS_HELLO_RECORD_HDR + i];
-			if (nhs < TLS_HS_HDR)
-				continue;
-			if (hs[0] != TLS_HS_CLIENT_HELLO) {
+			if (nhs == 1 && hs[0] != TLS_HS_CLIENT_HELLO) {
 				*why = "handshake is not a ClientHello";
 				return TLS_HELLO_MALFORMED;
 			}
+			if (nhs < TLS_HS_HDR)
+				continue;
 			need = TLS_HS_HDR + (((size_t)hs[1] << 16) |
 			    ((size_t)hs[2] << 8) | hs[3]);
 			if (need > TLS_HELLO_MSG_MAX) {
