@@ -972,29 +972,27 @@ conn_http_move(struct conn *c, struct http_framing *f, struct bufferevent *from,
     struct bufferevent *to, uint64_t *count)
 {
 	struct evbuffer *in = bufferevent_get_input(from);
-	struct evbuffer_iovec v[8];
+	struct evbuffer *out = bufferevent_get_output(to);
+	struct evbuffer_iovec v;
 	const char *why;
-	size_t used, total = 0;
-	int n, i, done = 0;
+	size_t used;
+	int done = 0;
 
-	n = evbuffer_peek(in, -1, NULL, v, 8);
-	if (n > 8)
-		n = 8;
-	for (i = 0; i < n && !done; i++) {
-		if (http_framing_feed(f, v[i].iov_base, v[i].iov_len, &used,
-		    &done, &why) != 0) {
+	/* One contiguous piece at a time, so nothing is copied to parse it. */
+	while (!done && evbuffer_peek(in, -1, NULL, &v, 1) > 0) {
+		if (http_framing_feed(f, v.iov_base, v.iov_len, &used, &done,
+		    &why) != 0) {
 			debug_f("%llu: bad body: %s", (unsigned long long)c->id,
 			    why);
 			return -1;
 		}
-		total += used;
+		if (used == 0)
+			break;
+		evbuffer_remove_buffer(in, out, used);
+		*count += used;
 	}
-	if (total > 0) {
-		evbuffer_remove_buffer(in, bufferevent_get_output(to), total);
-		*count += total;
-		gettimeofday(&c->last_io, NULL);
-	}
-	if (evbuffer_get_length(bufferevent_get_output(to)) >= PROXY_HIGH_WATER)
+	gettimeofday(&c->last_io, NULL);
+	if (evbuffer_get_length(out) >= PROXY_HIGH_WATER)
 		bufferevent_disable(from, EV_READ);
 	return done;
 }
@@ -1011,24 +1009,16 @@ conn_http_client_read_cb(struct bufferevent *bev, void *arg)
 		bufferevent_disable(c->client, EV_READ);
 		return;
 	}
-	while (!c->req_done &&
-	    evbuffer_get_length(bufferevent_get_input(c->client)) > 0) {
-		r = conn_http_move(c, c->req_framing, c->client, c->up,
-		    &c->bytes_up);
-		if (r < 0) {
-			METRIC_ADD(c->p, bad_requests, 1);
-			conn_close(c);
-			return;
-		}
-		if (r == 1)
-			c->req_done = 1;
-		else if (!(bufferevent_get_enabled(c->client) & EV_READ))
-			return;		/* waiting for the origin to drain */
-		else
-			break;
+	r = conn_http_move(c, c->req_framing, c->client, c->up, &c->bytes_up);
+	if (r < 0) {
+		METRIC_ADD(c->p, bad_requests, 1);
+		conn_close(c);
+		return;
 	}
-	if (c->req_done)
+	if (r == 1) {
+		c->req_done = 1;
 		bufferevent_disable(c->client, EV_READ);
+	}
 }
 
 /* The exchange is over: next request, or close. */
@@ -1037,6 +1027,9 @@ conn_http_done(struct conn *c)
 {
 	http_framing_free(c->resp_framing);
 	c->resp_framing = NULL;
+	/* Stopping: the answer was the last one. */
+	if (__atomic_load_n(&c->p->stopping, __ATOMIC_RELAXED) != 0)
+		c->client_keep_alive = 0;
 	if (!c->client_keep_alive || !c->req_done) {
 		bufferevent_disable(c->client, EV_READ);
 		bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
@@ -1496,6 +1489,12 @@ conn_client_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (c->state == CONN_TUNNEL && (what & BEV_EVENT_EOF)) {
 		relay(c, bev, c->up, &c->bytes_up);
 		conn_tunnel_eof(c, bev);
+		return;
+	}
+	if (c->state == CONN_HTTP && (what & BEV_EVENT_EOF) && c->req_done) {
+		/* The client is done sending; the answer still goes to it. */
+		c->client_keep_alive = 0;
+		bufferevent_disable(bev, EV_READ);
 		return;
 	}
 	if (c->state == CONN_PEEK && (what & BEV_EVENT_EOF)) {

@@ -192,7 +192,7 @@ tls_hello_walk(const uint8_t *buf, size_t len, size_t *body_len,
 			return TLS_HELLO_MALFORMED;
 		}
 
-		/* The handshake header, from whatever of the fragment is here. */
+		/* The handshake header, from what of the fragment is here. */
 		avail = len - p - TLS_HELLO_RECORD_HDR;
 		if (avail > rlen)
 			avail = rlen;
@@ -299,7 +299,8 @@ tls_hello_sni(struct hs_reader *r, struct tls_hello *h, const char **why)
 				return -1;
 			}
 			if (c <= ' ' || c == 0x7f) {
-				*why = "SNI contains a space or control character";
+				*why = "SNI contains a space or control "
+				    "character";
 				return -1;
 			}
 			h->sni[i] = (char)c;
@@ -340,7 +341,8 @@ tls_hello_versions(struct hs_reader *r, struct tls_hello *h, const char **why)
 	}
 	while (r->left > 0) {
 		if (hs_get_u16(r, &v) == -1) {
-			*why = "supported_versions list longer than the extension";
+			*why = "supported_versions list longer than the "
+			    "extension";
 			return -1;
 		}
 		if (v == TLS_VERSION_13)
@@ -392,7 +394,7 @@ tls_hello_extensions(struct hs_reader *r, struct tls_hello *h,
 				return -1;
 			break;
 		case TLS_EXT_ECH:
-			/* The name in the clear is the outer one: only note it. */
+			/* The name in the clear is the outer one: note it. */
 			h->has_ech = 1;
 			break;
 		default:

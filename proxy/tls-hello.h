@@ -41,8 +41,11 @@
  *    ASCII without space.  The name is returned as sent: no lowercasing, no
  *    trailing dot removed, IP literals not refused — the caller puts it
  *    through its own canonicaliser before comparing it with the CONNECT host.
- *  - A ClientHello without extensions (ending right after its compression
- *    methods) is well formed and has no SNI.
+ *  - The body's fields are checked against RFC 8446 §4.1.2: legacy_version
+ *    3.x, session_id of at most 32 bytes, cipher_suites of even length and
+ *    not empty, at least one compression method.  A ClientHello without
+ *    extensions (ending right after its compression methods) is well
+ *    formed and has no SNI; with them, their length must match exactly.
  */
 #ifndef INTUTIC_TLS_HELLO_H
 #define INTUTIC_TLS_HELLO_H
@@ -65,7 +68,8 @@
  * bytes to 2 KiB) fits even when sent one byte per record.  A buffer of
  * TLS_HELLO_MAX bytes therefore never gets TLS_HELLO_MORE.
  */
-#define TLS_HELLO_MAX		(TLS_HELLO_RECORD_MAX + 4 * TLS_HELLO_RECORD_HDR)
+#define TLS_HELLO_MAX \
+	(TLS_HELLO_RECORD_MAX + 4 * TLS_HELLO_RECORD_HDR)
 
 /* The longest handshake message (4-byte header included) that could fit. */
 #define TLS_HELLO_MSG_MAX	(TLS_HELLO_MAX - TLS_HELLO_RECORD_HDR)
