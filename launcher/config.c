@@ -8,6 +8,32 @@
 #include <unistd.h>
 
 #include "intutic.h"
+#include "paths.h"
+
+int
+config_state_dir(const char *dir, char *buf, size_t len)
+{
+	int n;
+
+	if (dir == NULL) {
+		if (paths_state_dir(buf, len) == 0)
+			return 0;
+		fprintf(stderr, "intutic: the default state directory is too "
+		    "long: set XDG_STATE_HOME or use --state-dir\n");
+		return -1;
+	}
+	if (*dir == '\0') {
+		fprintf(stderr, "intutic: --state-dir: empty directory name\n");
+		return -1;
+	}
+	n = snprintf(buf, len, "%s", dir);
+	if (n < 0 || (size_t)n >= len) {
+		fprintf(stderr, "intutic: --state-dir: '%s' is too long\n",
+		    dir);
+		return -1;
+	}
+	return 0;
+}
 
 const char *
 config_rules_path(const char *opt, char *buf, size_t len)

@@ -7,8 +7,12 @@
 
 #include <stddef.h>
 
-/* Exit statuses (DESIGN.md "The launcher"). */
+/*
+ * Exit statuses (DESIGN.md "The launcher"); stop and status also use
+ * EXIT_FAILURE (1): it failed, or the state cannot be told.
+ */
 #define EXIT_USAGE	2	/* usage or configuration error */
+#define EXIT_NOT_RUNNING 3	/* stop, status: no proxy runs (as LSB's 3) */
 #define EXIT_CANNOT_RUN	125	/* the launcher could not do what was asked */
 
 /*
@@ -26,6 +30,8 @@ struct cmd_entry {
 
 extern const struct cmd_entry cmd_rules_entry;
 extern const struct cmd_entry cmd_start_entry;
+extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_stop_entry;
 
 /* Prints a command's help to stdout (to_stderr 0) or stderr. */
 void	 cmd_help(const struct cmd_entry *cmd, int to_stderr);
@@ -33,6 +39,25 @@ void	 cmd_help(const struct cmd_entry *cmd, int to_stderr);
 /* Prints "intutic: MSG" and the command's usage to stderr; returns 2. */
 int	 cmd_usage_error(const struct cmd_entry *cmd, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
+
+/* "a" or "an" before a metavariable: "a FILE", "an ADDR", "an N". */
+const char	*cmd_article(const char *word);
+
+/*
+ * Whether argv[*i] is the option --NAME (name without the dashes), written
+ * "--NAME ARG" or "--NAME=ARG".  Returns 1 with *value set, *i moved past a
+ * separate ARG; 0 when argv[*i] is another word; -1 after a usage error of
+ * cmd ("stop: --NAME needs a DIR", arg being "DIR"), which has been printed.
+ */
+int	 cmd_option(const struct cmd_entry *cmd, int argc, char **argv,
+	    int *i, const char *name, const char *arg, const char **value);
+
+/*
+ * The state directory of `start`, `stop` and `status`: dir when not NULL,
+ * else the default (paths_state_dir()).  Writes it into buf; returns 0, or
+ * -1 after printing an error.
+ */
+int	 config_state_dir(const char *dir, char *buf, size_t len);
 
 /*
  * The rule file to use: `opt` when not NULL, else $INTUTIC_RULES, else

@@ -39,6 +39,8 @@ static const struct cmd_entry cmd_version_entry = {
 
 static const struct cmd_entry *const cmd_table[] = {
 	&cmd_start_entry,
+	&cmd_stop_entry,
+	&cmd_status_entry,
 	&cmd_rules_entry,
 	&cmd_version_entry,
 	&cmd_help_entry,
@@ -63,7 +65,7 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "\n"
 	    "Run 'intutic help COMMAND' for a command's options; the manual\n"
-	    "pages are intutic(1) and intutic-rules(5).\n");
+	    "pages are intutic(1), intutic-start(1) and intutic-rules(5).\n");
 }
 
 static const struct cmd_entry *
@@ -95,6 +97,40 @@ cmd_usage_error(const struct cmd_entry *cmd, const char *fmt, ...)
 	fputc('\n', stderr);
 	cmd_help(cmd, 1);
 	return EXIT_USAGE;
+}
+
+const char *
+cmd_article(const char *word)
+{
+	/* ADDR, and N or MS read as letters: "an N", "an MS". */
+	if (word[0] != '\0' && (strchr("AEIOU", word[0]) != NULL ||
+	    (strlen(word) <= 2 && strchr("FHLMNRSX", word[0]) != NULL)))
+		return "an";
+	return "a";
+}
+
+int
+cmd_option(const struct cmd_entry *cmd, int argc, char **argv, int *i,
+    const char *name, const char *arg, const char **value)
+{
+	const char *w = argv[*i];
+	size_t n = strlen(name);
+
+	if (strncmp(w, "--", 2) != 0 || strncmp(w + 2, name, n) != 0)
+		return 0;
+	if (w[2 + n] == '=') {
+		*value = w + 3 + n;
+		return 1;
+	}
+	if (w[2 + n] != '\0')
+		return 0;
+	if (*i + 1 >= argc) {
+		cmd_usage_error(cmd, "%s: --%s needs %s %s", cmd->name, name,
+		    cmd_article(arg), arg);
+		return -1;
+	}
+	*value = argv[++*i];
+	return 1;
 }
 
 static int

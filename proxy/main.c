@@ -31,8 +31,7 @@
 #include "audit.h"
 #include "conn.h"
 #include "log.h"
-
-#define STATE_FILE	"proxy.json"
+#include "paths.h"
 
 static struct proxy	 proxy;
 static char		 state_path[PATH_MAX];
@@ -179,8 +178,7 @@ state_write(struct proxy *p)
 		    strerror(errno));
 		return -1;
 	}
-	if (snprintf(state_path, sizeof(state_path), "%s/%s", dir,
-	    STATE_FILE) >= (int)sizeof(state_path) ||
+	if (paths_state_file(dir, state_path, sizeof(state_path)) != 0 ||
 	    snprintf(tmp, sizeof(tmp), "%s.tmp", state_path) >=
 	    (int)sizeof(tmp)) {
 		error("state directory path too long");
@@ -350,21 +348,6 @@ split_binds(struct proxy_config *cfg, char *list)
 }
 
 static void
-default_state_dir(struct proxy_config *cfg)
-{
-	static char buf[PATH_MAX];
-	const char *v;
-
-	if ((v = getenv("XDG_STATE_HOME")) != NULL && *v == '/')
-		snprintf(buf, sizeof(buf), "%s/intutic", v);
-	else if ((v = getenv("HOME")) != NULL && *v == '/')
-		snprintf(buf, sizeof(buf), "%s/.local/state/intutic", v);
-	else
-		snprintf(buf, sizeof(buf), "/run/intutic");
-	cfg->state_dir = buf;
-}
-
-static void
 parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 {
 	enum {
@@ -396,7 +379,7 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	static char bindbuf[1024];
+	static char bindbuf[1024], statebuf[PATH_MAX];
 	const char *v;
 	int c;
 
@@ -519,8 +502,14 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 		exit(2);
 	}
 	split_binds(cfg, bindbuf);
-	if (cfg->state_dir == NULL)
-		default_state_dir(cfg);
+	if (cfg->state_dir == NULL) {
+		if (paths_state_dir(statebuf, sizeof(statebuf)) != 0) {
+			fprintf(stderr, "intutic-proxy: the default state "
+			    "directory is too long: use --state-dir\n");
+			exit(2);
+		}
+		cfg->state_dir = statebuf;
+	}
 }
 
 int

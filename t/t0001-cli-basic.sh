@@ -7,22 +7,6 @@ test_description='intutic: usage, help, version, unknown commands, start'
 # config.h of the build: what configure decided, to compare `version` with.
 test_lazy_prereq CONFIG_H 'test -f "$top_builddir/config.h"'
 
-# `start` with a rule file that loads runs intutic-proxy when it finds one:
-# under the libexec directory compiled in, beside intutic, or in proxy/ of
-# the build tree.  Until the proxy exists it says so and exits 125; this
-# prerequisite makes sure no proxy is found and started by these tests.
-# The compiled-in directories are the binary's strings ending in /intutic.
-test_lazy_prereq NO_PROXY_BINARY '
-	dir=$(dirname "$INTUTIC") &&
-	test ! -e "$dir/intutic-proxy" &&
-	test ! -e "$dir/../proxy/intutic-proxy" &&
-	dirs=$(tr -c "[:print:]" "\n" <"$INTUTIC" | grep "^/.*/intutic\$") &&
-	test -n "$dirs" &&
-	for d in $dirs; do
-		test ! -e "$d/intutic-proxy" || exit 1
-	done
-'
-
 # config_h NAME — the string value of NAME in the build's config.h.
 config_h () {
 	sed -n "s/^#define $1 \"\\(.*\\)\"\$/\\1/p" "$top_builddir/config.h"
@@ -191,16 +175,8 @@ test_expect_success 'start --rules MISSING: cannot read, exit 2' '
 	test_grep "^no-such\.yaml: cannot read: No such file or directory\$" err
 '
 
-# Current behaviour: the proxy (intutic-proxy) is not built yet, so start
-# loads the rules, says so and exits 125.  When the proxy arrives, this
-# test is replaced by tests that start it.
-test_expect_success NO_PROXY_BINARY 'start --rules GOODFILE: rules loaded; proxy not built yet: exit 125' '
-	test_expect_code 125 "$INTUTIC" start --rules good.yaml >out 2>err &&
-	echo "intutic: rules '\''good.yaml'\'' loaded: 2 entries, mode enforce" >expect &&
-	test_cmp expect out &&
-	test_line_count = 1 err &&
-	test_grep "^intutic: the proxy is not built yet: no intutic-proxy in /.*, beside intutic, or in \.\./proxy of a build tree\$" err
-'
+# start with good rules runs the proxy: t4001-start-stop-status.sh, in a
+# network namespace of its own.
 
 test_expect_success 'start --bogus: exit 2' '
 	test_expect_code 2 "$INTUTIC" start --bogus >out 2>err &&

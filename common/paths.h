@@ -1,0 +1,27 @@
+/*
+ * paths.h — where intutic's programs keep their run-time files, so that the
+ * proxy and the launcher agree on them.
+ */
+#ifndef INTUTIC_PATHS_H
+#define INTUTIC_PATHS_H
+
+#include <stddef.h>
+
+/* The proxy's state file, in the state directory. */
+#define PATHS_STATE_FILE	"proxy.json"
+
+/*
+ * The default state directory: $XDG_STATE_HOME/intutic when XDG_STATE_HOME
+ * is an absolute path, else $HOME/.local/state/intutic when HOME is, else
+ * /run/intutic.  Writes it into buf.  Returns 0, or -1 when it does not fit
+ * in len bytes (buf then holds "").
+ */
+int	 paths_state_dir(char *buf, size_t len);
+
+/*
+ * DIR/proxy.json into buf.  Returns 0, or -1 when it does not fit (buf then
+ * holds "").
+ */
+int	 paths_state_file(const char *dir, char *buf, size_t len);
+
+#endif /* INTUTIC_PATHS_H */

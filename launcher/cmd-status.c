@@ -1,0 +1,242 @@
+/*
+ * cmd-status.c — `intutic status`: whether the proxy runs, and what its
+ * /metrics page says.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fetch.h"
+#include "intutic.h"
+#include "proc.h"
+#include "state.h"
+
+static int	cmd_status_exec(int, char **);
+
+const struct cmd_entry cmd_status_entry = {
+	.name = "status",
+	.summary = "show whether the proxy runs, and its counters",
+	.help =
+	    "usage: intutic status [--state-dir DIR]\n"
+	    "\n"
+	    "Reads the proxy's state file, DIR/proxy.json, checks that the\n"
+	    "process it names is an intutic-proxy, fetches the proxy's /metrics\n"
+	    "page from its first address, and prints its pid, the addresses\n"
+	    "and port it listens on, its rule file, its uptime, and its\n"
+	    "connections, tunnels, decisions and reloads.\n"
+	    "\n"
+	    "--state-dir DIR   The proxy's state directory (default\n"
+	    "                  $XDG_STATE_HOME/intutic, else\n"
+	    "                  ~/.local/state/intutic, else /run/intutic).\n"
+	    "\n"
+	    "Exit 0: running.  3: not running (no state file, or a stale one).\n"
+	    "1: running but not answering, or the state file is malformed.\n"
+	    "2: usage error.\n",
+	.exec = cmd_status_exec,
+};
+
+/* The samples status shows, as the proxy writes them. */
+enum status_metric {
+	STATUS_CONNS_TOTAL,
+	STATUS_CONNS_ACTIVE,
+	STATUS_TUNNELS_ACTIVE,
+	STATUS_ALLOW,
+	STATUS_DENY,
+	STATUS_RELOADS,
+	STATUS_RELOAD_ERRORS,
+	STATUS_UPTIME,
+	STATUS_METRIC_COUNT
+};
+
+static const char *const status_samples[STATUS_METRIC_COUNT] = {
+	[STATUS_CONNS_TOTAL] = "intutic_connections_total",
+	[STATUS_CONNS_ACTIVE] = "intutic_connections_active",
+	[STATUS_TUNNELS_ACTIVE] = "intutic_tunnels_active",
+	[STATUS_ALLOW] = "intutic_decisions_total{decision=\"allow\"}",
+	[STATUS_DENY] = "intutic_decisions_total{decision=\"deny\"}",
+	[STATUS_RELOADS] = "intutic_reloads_total",
+	[STATUS_RELOAD_ERRORS] = "intutic_reload_errors_total",
+	[STATUS_UPTIME] = "intutic_uptime_seconds",
+};
+
+#define STATUS_VALUE_MAX	24	/* a counter as text, or "-" */
+
+struct status_metrics {
+	char	 v[STATUS_METRIC_COUNT][STATUS_VALUE_MAX];
+};
+
+/*
+ * Finds each sample in a Prometheus text page: a line "SAMPLE VALUE" (the
+ * proxy writes integers).  A sample not found shows as "-".
+ */
+static void
+status_parse(const char *page, struct status_metrics *m)
+{
+	const char *line, *eol, *val;
+	unsigned long long n;
+	size_t len;
+	char *end;
+	int i;
+
+	for (i = 0; i < STATUS_METRIC_COUNT; i++)
+		snprintf(m->v[i], sizeof(m->v[i]), "-");
+	for (line = page; *line != '\0'; line = *eol != '\0' ? eol + 1 : eol) {
+		if ((eol = strchr(line, '\n')) == NULL)
+			eol = line + strlen(line);
+		if (*line == '#')
+			continue;
+		for (i = 0; i < STATUS_METRIC_COUNT; i++) {
+			len = strlen(status_samples[i]);
+			if ((size_t)(eol - line) <= len ||
+			    strncmp(line, status_samples[i], len) != 0 ||
+			    line[len] != ' ')
+				continue;
+			val = line + len + 1;
+			if (*val < '0' || *val > '9')
+				break;
+			errno = 0;
+			n = strtoull(val, &end, 10);
+			if (errno == 0 && (end == eol || *end == ' ' ||
+			    *end == '\r'))
+				snprintf(m->v[i], sizeof(m->v[i]), "%llu", n);
+			break;
+		}
+	}
+}
+
+/* "1h 2m 3s", "2m 3s", "3s" */
+static const char *
+status_uptime(long long s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s >= 3600)
+		snprintf(buf, len, "%lldh %lldm %llds", s / 3600,
+		    s % 3600 / 60, s % 60);
+	else if (s >= 60)
+		snprintf(buf, len, "%lldm %llds", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%llds", s);
+	return buf;
+}
+
+/* The URL of /metrics on the first address; a wildcard one via loopback. */
+static void
+status_url(const struct proxy_state *st, char *buf, size_t len)
+{
+	const char *a = st->bind[0];
+
+	if (strcmp(a, "0.0.0.0") == 0)
+		a = "127.0.0.1";
+	else if (strcmp(a, "::") == 0)
+		a = "::1";
+	snprintf(buf, len, strchr(a, ':') != NULL ? "http://[%s]:%u/metrics" :
+	    "http://%s:%u/metrics", a, st->port);
+}
+
+static void
+status_print(const struct proxy_state *st, const char *state,
+    const struct status_metrics *m)
+{
+	char where[STATE_BINDS_MAX * (STATE_ADDR_MAX + 16)], up[64];
+	const char *uptime;
+	char *end;
+	long long s;
+
+	printf("state:       %s\n", state);
+	printf("pid:         %ld\n", (long)st->pid);
+	printf("listen:      %s\n", state_listen_text(st, where,
+	    sizeof(where)));
+	printf("rules:       %s\n", st->rules);
+	printf("audit:       %s\n", st->audit[0] != '\0' ? st->audit : "-");
+	if (st->version[0] != '\0')
+		printf("version:     %s\n", st->version);
+	if (st->workers > 0)
+		printf("workers:     %d\n", st->workers);
+	/* The proxy's own count, else the start time in the state file. */
+	uptime = m != NULL ? m->v[STATUS_UPTIME] : "-";
+	s = strtoll(uptime, &end, 10);
+	if (strcmp(uptime, "-") == 0 || *end != '\0')
+		s = (long long)time(NULL) - st->started;
+	printf("uptime:      %s\n", status_uptime(s, up, sizeof(up)));
+	if (m == NULL)
+		return;
+	printf("connections: %s total, %s active\n", m->v[STATUS_CONNS_TOTAL],
+	    m->v[STATUS_CONNS_ACTIVE]);
+	printf("tunnels:     %s active\n", m->v[STATUS_TUNNELS_ACTIVE]);
+	printf("decisions:   %s allow, %s deny\n", m->v[STATUS_ALLOW],
+	    m->v[STATUS_DENY]);
+	printf("reloads:     %s, %s errors\n", m->v[STATUS_RELOADS],
+	    m->v[STATUS_RELOAD_ERRORS]);
+}
+
+static int
+cmd_status_exec(int argc, char **argv)
+{
+	struct proxy_state st;
+	struct status_metrics m;
+	struct proc p;
+	const char *opt_dir = NULL;
+	char dir[PATH_MAX], err[STATE_ERROR_MAX], what[PATH_MAX];
+	char url[STATE_ADDR_MAX + 64], ferr[FETCH_ERROR_MAX], *page;
+	enum proc_kind kind;
+	size_t len;
+	int i, r;
+
+	for (i = 1; i < argc; i++) {
+		if ((r = cmd_option(&cmd_status_entry, argc, argv, &i,
+		    "state-dir", "DIR", &opt_dir)) == 1)
+			continue;
+		if (r == -1)
+			return EXIT_USAGE;
+		return cmd_usage_error(&cmd_status_entry,
+		    "status: unknown argument '%s'", argv[i]);
+	}
+	if (config_state_dir(opt_dir, dir, sizeof(dir)) != 0)
+		return EXIT_USAGE;
+
+	switch (state_read(dir, &st, err, sizeof(err))) {
+	case STATE_OK:
+		break;
+	case STATE_MISSING:
+		printf("intutic: not running (no state file '%s')\n", st.path);
+		return EXIT_NOT_RUNNING;
+	default:
+		fprintf(stderr, "intutic: %s\n", err);
+		return EXIT_FAILURE;
+	}
+	kind = PROC_GONE;
+	if (proc_open(&p, st.pid) == 0) {
+		kind = proc_kind(&p, what, sizeof(what));
+		proc_close(&p);
+	}
+	if (kind == PROC_GONE) {
+		printf("intutic: not running (stale state file '%s': pid %ld "
+		    "is gone)\n", st.path, (long)st.pid);
+		return EXIT_NOT_RUNNING;
+	}
+	if (kind == PROC_OTHER) {
+		printf("intutic: not running (stale state file '%s': pid %ld "
+		    "is '%s', not intutic-proxy)\n", st.path, (long)st.pid,
+		    what);
+		return EXIT_NOT_RUNNING;
+	}
+
+	status_url(&st, url, sizeof(url));
+	if (fetch_get(url, &page, &len, ferr, sizeof(ferr)) != 0) {
+		status_print(&st, "running, not answering", NULL);
+		fflush(stdout);
+		fprintf(stderr, "intutic: the proxy (pid %ld) does not answer "
+		    "at %s: %s\n", (long)st.pid, url, ferr);
+		return EXIT_FAILURE;
+	}
+	status_parse(page, &m);
+	free(page);
+	status_print(&st, "running", &m);
+	return 0;
+}

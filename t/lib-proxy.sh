@@ -1,0 +1,648 @@
+# t/lib-proxy.sh — what a proxy test needs around intutic-proxy: a network
+# namespace of its own, throwaway certificates, origin/DNS/echo servers on
+# loopback (t/helpers/), the proxy started and stopped, its audit log and
+# metrics read.  Sourced after lib-test.sh:
+#
+#	#!/bin/sh
+#	test_description='HTTP: plain requests through the proxy'
+#	. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+#	. "$top_srcdir/t/lib-proxy.sh"
+#	test_isolate_netns
+#	test_expect_success 'setup' '
+#		test_certs &&
+#		start_origin origin &&
+#		write_hosts hosts origin.test=127.0.0.1 &&
+#		start_proxy "$TEST_DATA/rules/http.yaml"
+#	'
+#	test_expect_success 'a GET passes' '
+#		proxy_curl -o out "http://origin.test:$ORIGIN_PORT/" &&
+#		test_grep "hello from origin.test" out
+#	'
+#	test_done
+#
+# POSIX sh (dash).  As in lib-test.sh, the library's own variables and
+# helpers end in '_'.  Servers are started in the script's own shell (not
+# in a subshell: no $(start_origin ...)), so that it can wait for them;
+# each is stopped by PID at the end of the script (test_atexit).
+#
+# Network rule: every server binds 127.0.0.1; every client here talks to
+# 127.0.0.1 only; test_isolate_netns puts the whole script in a namespace
+# whose only interface is lo, so nothing can leave even by mistake.
+
+# --- limits -----------------------------------------------------------------
+TEST_PROXY_START_SECONDS=10	# a server's port file, the proxy's proxy.json
+TEST_PROXY_STOP_SECONDS=5	# SIGTERM to exit, before SIGKILL
+TEST_NETNS_STOP_SECONDS=10	# the namespaced script, after a signal
+TEST_CURL_SECONDS=20		# proxy_curl, proxy_metric: --max-time
+TEST_AUDIT_WAIT_SECONDS=10	# audit_wait
+
+test_helpers_=$top_srcdir/t/helpers
+test_proxy_atexit_=		# set once the proxy's cleanup is registered
+test_proxy_pid_=		# the proxy this shell started (PROXY_PID is a copy)
+
+# What this library exports, come from the caller's environment (a test
+# script that runs this one), would name another script's servers: none
+# survives.  The library's own decisions use unexported variables.
+unset PROXY_PORT PROXY_PID PROXY_URL PROXY_DIR PROXY_LOG AUDIT_FILE \
+    DNS_PORT DNS_PID DNS_LOG DNS_QUERY_LOG CA_FILE CERT_FILE KEY_FILE
+
+# --- processes ----------------------------------------------------------------
+
+# test_proc_alive_ PID: PID runs (exists and is not a zombie).
+test_proc_alive_ () {
+	kill -0 "$1" 2>/dev/null || return 1
+	test_proc_state_=$(sed -n 's/^.*) \([A-Za-z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	test "$test_proc_state_" != Z
+}
+
+# test_stop_pid_ PID [SECONDS]: SIGTERM, up to SECONDS (default
+# TEST_PROXY_STOP_SECONDS) for it to end, then SIGKILL; reaps it when it is
+# a child of this shell.  Succeeds when PID ended on SIGTERM (or was gone).
+test_stop_pid_ () {
+	test_stop_pid_n_=$((${2:-$TEST_PROXY_STOP_SECONDS} * 10))
+	test_stop_pid_ok_=0
+	if test_proc_alive_ "$1"; then
+		kill -TERM "$1" 2>/dev/null
+		while test "$test_stop_pid_n_" -gt 0 && test_proc_alive_ "$1"; do
+			sleep 0.1
+			test_stop_pid_n_=$((test_stop_pid_n_ - 1))
+		done
+		if test_proc_alive_ "$1"; then
+			printf '%s\n' "process $1 still runs ${2:-$TEST_PROXY_STOP_SECONDS}s after SIGTERM: SIGKILL" >&2
+			kill -KILL "$1" 2>/dev/null
+			test_stop_pid_ok_=1
+		fi
+	fi
+	wait "$1" 2>/dev/null
+	return "$test_stop_pid_ok_"
+}
+
+# --- the network namespace ----------------------------------------------------
+
+test_netns_name_=
+test_netns_child_=
+test_netns_sig_=
+
+# Kill what is left in the namespace (by PID), then delete it.  Returns 1
+# when something was left: a test that did not stop what it started.
+test_netns_teardown_ () {
+	test -n "$test_netns_name_" || return 0
+	test_netns_ret_=0
+	test_netns_left_=$(ip netns pids "$test_netns_name_" 2>/dev/null | tr '\n' ' ')
+	if test -n "$test_netns_left_"; then
+		test_netns_ret_=1
+		printf '%s\n' "# processes left in namespace $test_netns_name_, killed: $test_netns_left_"
+		for test_netns_pid_ in $test_netns_left_; do
+			printf '#   %s: %s\n' "$test_netns_pid_" \
+			    "$(tr '\0' ' ' <"/proc/$test_netns_pid_/cmdline" 2>/dev/null)"
+			kill -KILL "$test_netns_pid_" 2>/dev/null
+		done
+	fi
+	ip netns delete "$test_netns_name_" 2>/dev/null ||
+		printf '%s\n' "# cannot delete namespace $test_netns_name_"
+	test_netns_name_=
+	return "$test_netns_ret_"
+}
+
+# A signal to the outer script: pass it on to the script in the namespace
+# as SIGTERM (as an asynchronous child it ignores SIGINT), which stops its
+# servers on the way out.
+test_netns_signal_ () {
+	test_netns_sig_=$1
+	test -n "$test_netns_child_" && kill -TERM "$test_netns_child_" 2>/dev/null
+	return 0
+}
+
+test_netns_exit_ () {
+	trap - EXIT
+	test_netns_teardown_ || test "$1" != 0 || set -- 1
+	exit "$1"
+}
+
+# test_isolate_netns: run this script in a network namespace of its own, where
+# only lo exists.  Call it right after sourcing the libraries, before any
+# test.  Outside: creates intutic-t-<script>-<pid>, brings lo up, runs the
+# script again inside with the same options (its TAP goes straight to our
+# stdout), deletes the namespace when it ends, whatever the way, and exits
+# with its status.  Inside: exports INTUTIC_TEST_NETNS=NAME and returns.
+# Skips the script when not root or when ip netns does not work.
+test_isolate_netns () {
+	# lib-test.sh removes INTUTIC_* from the environment, so the name
+	# comes in as TEST_NETNS; we trust it only if it is this script's and
+	# we really are in there.  It goes no further: a script that this one
+	# runs makes a namespace of its own.
+	if test -n "${TEST_NETNS:-}"; then
+		test_netns_in_=$TEST_NETNS
+		unset TEST_NETNS
+		case $test_netns_in_ in
+		"intutic-t-$test_name_-"*)
+			if ip netns identify 2>/dev/null | grep -qxF -- "$test_netns_in_"; then
+				INTUTIC_TEST_NETNS=$test_netns_in_
+				export INTUTIC_TEST_NETNS
+				return 0
+			fi ;;
+		esac
+		test_bug_ "TEST_NETNS is '$test_netns_in_' but this shell is not in that namespace"
+	fi
+	test "$(id -u)" = 0 ||
+		test_skip_all "needs root and ip netns (network namespaces)"
+	command -v ip >/dev/null 2>&1 && ip netns list >/dev/null 2>&1 ||
+		test_skip_all "needs root and ip netns (network namespaces)"
+
+	# The script to run again: lib-test.sh has left the directory it was
+	# started from, so a relative $0 means "in $top_srcdir/t" (where make
+	# runs them from, and where $top_srcdir was found from otherwise).
+	case $0 in
+	/*)	test_netns_script_=$0 ;;
+	*)	test_netns_script_=$top_srcdir/t/${0##*/} ;;
+	esac
+	test -f "$test_netns_script_" ||
+		test_bug_ "cannot find this script again as '$test_netns_script_': run it by an absolute path"
+	test_netns_opts_=
+	test -z "$test_verbose_" || test_netns_opts_="$test_netns_opts_ -v"
+	test -z "$test_immediate_" || test_netns_opts_="$test_netns_opts_ -i"
+	test -z "$test_debug_" || test_netns_opts_="$test_netns_opts_ -d"
+
+	test_netns_try_=intutic-t-$test_name_-$$
+	if ! test_netns_err_=$(ip netns add "$test_netns_try_" 2>&1); then
+		test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
+	fi
+	test_netns_name_=$test_netns_try_
+	trap 'test_netns_exit_ $?' EXIT
+	trap 'test_netns_signal_ 129' HUP
+	trap 'test_netns_signal_ 130' INT
+	trap 'test_netns_signal_ 143' TERM
+	if ! test_netns_err_=$(ip netns exec "$test_netns_name_" ip link set lo up 2>&1); then
+		test_netns_teardown_
+		test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
+	fi
+
+	# From here the script's output is the inner script's.  The inner one
+	# removes and makes again the scratch directory: stand elsewhere.
+	test_done_called_='netns'
+	cd / || exit 1
+	# shellcheck disable=SC2086 # the options are words
+	ip netns exec "$test_netns_name_" env TEST_NETNS="$test_netns_name_" \
+		"$TEST_SHELL_PATH" "$test_netns_script_" $test_netns_opts_ &
+	test_netns_child_=$!
+	wait "$test_netns_child_"
+	test_netns_status_=$?
+	if test -n "$test_netns_sig_"; then
+		# wait returned for a signal: give the inner script its time
+		# to stop its servers, then make sure.
+		test_netns_n_=$((TEST_NETNS_STOP_SECONDS * 10))
+		while test "$test_netns_n_" -gt 0 &&
+		    test_proc_alive_ "$test_netns_child_"; do
+			sleep 0.1
+			test_netns_n_=$((test_netns_n_ - 1))
+		done
+		if test_proc_alive_ "$test_netns_child_"; then
+			printf '%s\n' "# the script in $test_netns_name_ still runs ${TEST_NETNS_STOP_SECONDS}s after SIGTERM: SIGKILL"
+			kill -KILL "$test_netns_child_" 2>/dev/null
+		fi
+		wait "$test_netns_child_"
+		test_netns_code_=$?
+		test "$test_netns_code_" = 127 || test_netns_status_=$test_netns_code_
+		test "$test_netns_status_" != 0 || test_netns_status_=$test_netns_sig_
+	fi
+	test_netns_child_=
+	exit "$test_netns_status_"
+}
+
+# --- certificates -------------------------------------------------------------
+
+# test_cert_leaf_ STEM CN SAN: a key and a certificate signed by the test CA.
+test_cert_leaf_ () {
+	test_cert_dir_=$TRASH_DIRECTORY/certs
+	printf '%s\n' \
+	    '[req]' 'distinguished_name = dn' 'prompt = no' '[dn]' 'CN = x' \
+	    '[leaf]' \
+	    'basicConstraints = critical, CA:FALSE' \
+	    'keyUsage = critical, digitalSignature, keyEncipherment' \
+	    'extendedKeyUsage = serverAuth' \
+	    'subjectKeyIdentifier = hash' \
+	    'authorityKeyIdentifier = keyid:always' \
+	    "subjectAltName = $3" >"$test_cert_dir_/$1.cnf" &&
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout "$test_cert_dir_/$1.key" -out "$test_cert_dir_/$1.csr" \
+	    -subj "/CN=$2" -config "$test_cert_dir_/$1.cnf" 2>"$test_cert_dir_/$1.err" &&
+	test_cert_serial_=$((${test_cert_serial_:-0} + 1)) &&
+	openssl x509 -req -in "$test_cert_dir_/$1.csr" -days 1 \
+	    -CA "$test_cert_dir_/ca.crt" -CAkey "$test_cert_dir_/ca.key" \
+	    -set_serial "$(($$ * 100 + test_cert_serial_))" \
+	    -extfile "$test_cert_dir_/$1.cnf" -extensions leaf \
+	    -out "$test_cert_dir_/$1.crt" 2>>"$test_cert_dir_/$1.err" || {
+		cat "$test_cert_dir_/$1.err" >&2
+		return 1
+	}
+}
+
+# test_certs: a throwaway CA and a server certificate for *.test,
+# origin.test, a.test, b.test, ws.test and 127.0.0.1 (EC P-256, valid one
+# day), made in the scratch directory's certs/ once per script.  Exports
+# CA_FILE, CERT_FILE and KEY_FILE.
+test_certs () {
+	test_cert_dir_=$TRASH_DIRECTORY/certs
+	CA_FILE=$test_cert_dir_/ca.crt
+	CERT_FILE=$test_cert_dir_/server.crt
+	KEY_FILE=$test_cert_dir_/server.key
+	export CA_FILE CERT_FILE KEY_FILE
+	test -s "$CERT_FILE" && return 0
+	mkdir -p "$test_cert_dir_" &&
+	printf '%s\n' \
+	    '[req]' 'distinguished_name = dn' 'prompt = no' '[dn]' 'CN = x' \
+	    '[ca]' \
+	    'basicConstraints = critical, CA:TRUE' \
+	    'keyUsage = critical, keyCertSign, cRLSign' \
+	    'subjectKeyIdentifier = hash' >"$test_cert_dir_/ca.cnf" &&
+	openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout "$test_cert_dir_/ca.key" -out "$CA_FILE" -days 1 \
+	    -subj "/CN=intutic test CA $$" -config "$test_cert_dir_/ca.cnf" \
+	    -extensions ca 2>"$test_cert_dir_/ca.err" || {
+		cat "$test_cert_dir_/ca.err" >&2
+		return 1
+	}
+	test_cert_leaf_ server origin.test \
+	    'DNS:*.test, DNS:origin.test, DNS:a.test, DNS:b.test, DNS:ws.test, IP:127.0.0.1'
+}
+
+# test_leaf_cert STEM NAME...: one more certificate from the test CA (after
+# test_certs), for exactly these DNS names: certs/STEM.crt and
+# certs/STEM.key.  For a server that must present the wrong name.
+test_leaf_cert () {
+	test $# -ge 2 || { echo "test_leaf_cert: needs STEM NAME..." >&2; return 1; }
+	test -s "${CA_FILE:-}" || { echo "test_leaf_cert: run test_certs first" >&2; return 1; }
+	test_leaf_stem_=$1
+	shift
+	test_leaf_cn_=$1
+	test_leaf_san_=
+	for test_leaf_name_ in "$@"; do
+		test_leaf_san_="${test_leaf_san_:+$test_leaf_san_, }DNS:$test_leaf_name_"
+	done
+	test_cert_leaf_ "$test_leaf_stem_" "$test_leaf_cn_" "$test_leaf_san_"
+}
+
+# --- servers on loopback ------------------------------------------------------
+
+# test_var_name_ NAME: NAME as the start of a shell variable: upper case,
+# other characters than letters and digits made '_'.
+test_var_name_ () {
+	printf '%s\n' "$1" | tr 'a-z' 'A-Z' | tr -c 'A-Z0-9\n' '_'
+}
+
+# test_start_helper_ NAME SCRIPT ARGS...: start t/helpers/SCRIPT on
+# 127.0.0.1 port 0, wait for its port, export <NAME>_PORT, <NAME>_PID and
+# <NAME>_LOG (its stderr), register its stop.
+test_start_helper_ () {
+	test_helper_name_=$1
+	test_helper_script_=$2
+	shift 2
+	case $test_helper_name_ in
+	''|[!A-Za-z]*|*[!A-Za-z0-9_.-]*)
+		echo "start: bad server name '$test_helper_name_' (a letter, then letters, digits, '_', '.', '-')" >&2
+		return 1 ;;
+	esac
+	command -v python3 >/dev/null 2>&1 ||
+		{ echo "start: python3 is needed for the test servers" >&2; return 1; }
+	test_helper_var_=$(test_var_name_ "$test_helper_name_")
+	test_helper_dir_=$TRASH_DIRECTORY/srv
+	mkdir -p "$test_helper_dir_" || return 1
+	test_helper_port_file_=$test_helper_dir_/$test_helper_name_.port
+	test_helper_log_=$test_helper_dir_/$test_helper_name_.log
+	eval "test_helper_old_=\${test_srv_pid_${test_helper_var_}_:-}"
+	if test -n "$test_helper_old_" && test_proc_alive_ "$test_helper_old_"; then
+		echo "start: '$test_helper_name_' already runs (pid $test_helper_old_)" >&2
+		return 1
+	fi
+	rm -f "$test_helper_port_file_"
+	python3 "$test_helpers_/$test_helper_script_" \
+		--port-file "$test_helper_port_file_" "$@" \
+		</dev/null >>"$test_helper_log_" 2>&1 &
+	test_helper_pid_=$!
+	test_atexit "test_stop_pid_ $test_helper_pid_" || {
+		kill -KILL "$test_helper_pid_"
+		return 1
+	}
+	test_helper_n_=$((TEST_PROXY_START_SECONDS * 10))
+	while ! test -s "$test_helper_port_file_"; do
+		if ! test_proc_alive_ "$test_helper_pid_" || test "$test_helper_n_" -le 0; then
+			echo "start: $test_helper_script_ for '$test_helper_name_' did not start; its log:" >&2
+			cat "$test_helper_log_" >&2
+			test_stop_pid_ "$test_helper_pid_" 1
+			return 1
+		fi
+		sleep 0.1
+		test_helper_n_=$((test_helper_n_ - 1))
+	done
+	read -r test_helper_port_ <"$test_helper_port_file_" || return 1
+	eval "test_srv_pid_${test_helper_var_}_=\$test_helper_pid_
+		${test_helper_var_}_PORT=\$test_helper_port_
+		${test_helper_var_}_PID=\$test_helper_pid_
+		${test_helper_var_}_LOG=\$test_helper_log_
+		export ${test_helper_var_}_PORT ${test_helper_var_}_PID ${test_helper_var_}_LOG"
+}
+
+# start_origin NAME [OPTIONS...]: an HTTP origin (t/helpers/origin.py, which
+# see for the endpoints and OPTIONS, e.g. --tls "$CERT_FILE" "$KEY_FILE").
+# Exports <NAME>_PORT, <NAME>_PID and <NAME>_LOG, NAME upper-cased with
+# '.' and '-' made '_': start_origin a.test -> A_TEST_PORT.  Its responses
+# carry X-Origin: NAME.
+start_origin () {
+	test $# -ge 1 || { echo "start_origin: needs NAME" >&2; return 1; }
+	test_origin_name_=$1
+	shift
+	test_start_helper_ "$test_origin_name_" origin.py --name "$test_origin_name_" "$@"
+}
+
+# start_dns [ZONE] [OPTIONS...]: the DNS server (t/helpers/dnsd.py) with that
+# zone file (none: every name is NXDOMAIN) and a query log.  Exports
+# DNS_PORT, DNS_PID, DNS_LOG and DNS_QUERY_LOG ("NAME TYPE udp|tcp" lines).
+start_dns () {
+	test_dns_zone_=
+	case ${1:-} in
+	''|-*)	;;
+	*)	test_dns_zone_=$1; shift ;;
+	esac
+	DNS_QUERY_LOG=$TRASH_DIRECTORY/srv/dns-queries.log
+	export DNS_QUERY_LOG
+	mkdir -p "$TRASH_DIRECTORY/srv" && : >"$DNS_QUERY_LOG" &&
+	test_start_helper_ dns dnsd.py --query-log "$DNS_QUERY_LOG" \
+		${test_dns_zone_:+--zone "$test_dns_zone_"} "$@"
+}
+
+# start_echo [NAME] [OPTIONS...]: a TCP server (t/helpers/echo.py; OPTIONS
+# such as --mode banner TEXT, --mode source N, --mode sink, --tls CERT KEY).
+# NAME defaults to echo: ECHO_PORT, ECHO_PID, ECHO_LOG.
+start_echo () {
+	test_echo_name_=echo
+	case ${1:-} in
+	''|-*)	;;
+	*)	test_echo_name_=$1; shift ;;
+	esac
+	test_start_helper_ "$test_echo_name_" echo.py "$@"
+}
+
+# stop_server NAME: stop a server started by start_origin/start_dns/
+# start_echo before the end of the script (an origin going away).
+stop_server () {
+	test_stop_var_=$(test_var_name_ "$1")
+	eval "test_stop_srv_pid_=\${test_srv_pid_${test_stop_var_}_:-}"
+	test -n "$test_stop_srv_pid_" ||
+		{ echo "stop_server: no server '$1' was started" >&2; return 1; }
+	test_stop_pid_ "$test_stop_srv_pid_"
+}
+
+# write_hosts FILE NAME=ADDR...: a hosts file ("ADDR NAME" lines) for the
+# proxy's --hosts; a NAME given twice gets both addresses.
+write_hosts () {
+	test $# -ge 1 || { echo "write_hosts: needs FILE NAME=ADDR..." >&2; return 1; }
+	test_hosts_file_=$1
+	shift
+	: >"$test_hosts_file_" || return 1
+	for test_hosts_pair_ in "$@"; do
+		case $test_hosts_pair_ in
+		?*=?*)	;;
+		*)	echo "write_hosts: expected NAME=ADDR, got '$test_hosts_pair_'" >&2
+			return 1 ;;
+		esac
+		printf '%s %s\n' "${test_hosts_pair_#*=}" "${test_hosts_pair_%%=*}" \
+			>>"$test_hosts_file_" || return 1
+	done
+}
+
+# write_resolv_conf [FILE] [OPTION...]: a resolv.conf (evdns syntax) naming
+# the test's DNS server, 127.0.0.1:$DNS_PORT (started empty if none runs),
+# with "options OPTION..." when given (timeout:1 attempts:1, ndots:N).
+# FILE defaults to $PWD/resolv.conf, the one start_proxy passes.
+write_resolv_conf () {
+	test_resolv_file_=$PWD/resolv.conf
+	case ${1:-} in
+	*/*)	test_resolv_file_=$1; shift ;;
+	esac
+	if test -z "${test_srv_pid_DNS_:-}"; then
+		start_dns || return 1
+	fi
+	{
+		printf 'nameserver 127.0.0.1:%s\n' "$DNS_PORT"
+		test $# = 0 || printf 'options %s\n' "$*"
+	} >"$test_resolv_file_"
+}
+
+# --- the proxy ----------------------------------------------------------------
+
+# start_proxy RULES [ARGS...]: run $top_builddir/proxy/intutic-proxy on
+# 127.0.0.1 port 0 with its state, audit log, resolv.conf and hosts file in
+# the current directory (resolv.conf and hosts made when missing: the
+# test's own DNS server, no hosts), wait for state/proxy.json and export
+# PROXY_PORT, PROXY_PID, PROXY_URL, PROXY_DIR, PROXY_LOG and AUDIT_FILE.
+# The proxy is stopped at the end of the script.  Fails, loudly, when the
+# proxy was not built or does not start.
+start_proxy () {
+	test $# -ge 1 || { echo "start_proxy: needs RULES [ARGS...]" >&2; return 1; }
+	test_proxy_bin_=$top_builddir/proxy/intutic-proxy
+	if ! test -x "$test_proxy_bin_"; then
+		echo "start_proxy: '$test_proxy_bin_' was not built (make in $top_builddir)" >&2
+		return 1
+	fi
+	if test -n "$test_proxy_pid_" && test_proc_alive_ "$test_proxy_pid_"; then
+		echo "start_proxy: the proxy already runs (pid $test_proxy_pid_): stop_proxy first" >&2
+		return 1
+	fi
+	test_proxy_rules_=$1
+	shift
+	PROXY_DIR=$PWD
+	PROXY_LOG=$PROXY_DIR/proxy.log
+	AUDIT_FILE=$PROXY_DIR/audit.jsonl
+	export PROXY_DIR PROXY_LOG AUDIT_FILE
+	mkdir -p "$PROXY_DIR/state" || return 1
+	rm -f "$PROXY_DIR/state/proxy.json"
+	test -f "$PROXY_DIR/hosts" || : >"$PROXY_DIR/hosts" || return 1
+	test -f "$PROXY_DIR/resolv.conf" || write_resolv_conf || return 1
+	if test -z "$test_proxy_atexit_"; then
+		test_atexit 'test_proxy_cleanup_' || return 1
+		test_proxy_atexit_=1
+	fi
+	"$test_proxy_bin_" --rules "$test_proxy_rules_" \
+		--bind 127.0.0.1 --port 0 \
+		--state-dir "$PROXY_DIR/state" \
+		--audit "$AUDIT_FILE" \
+		--resolv-conf "$PROXY_DIR/resolv.conf" \
+		--hosts "$PROXY_DIR/hosts" \
+		"$@" </dev/null >>"$PROXY_LOG" 2>&1 &
+	test_proxy_pid_=$!
+	PROXY_PID=$test_proxy_pid_
+	export PROXY_PID
+	test_proxy_n_=$((TEST_PROXY_START_SECONDS * 10))
+	test_proxy_port_=
+	while :; do
+		if test -s "$PROXY_DIR/state/proxy.json"; then
+			# a half-written file does not parse: try again
+			test_proxy_port_=$(python3 -c '
+import json, sys
+print(int(json.load(open(sys.argv[1]))["port"]))
+' "$PROXY_DIR/state/proxy.json" 2>/dev/null) && break
+		fi
+		if ! test_proc_alive_ "$test_proxy_pid_"; then
+			wait "$test_proxy_pid_"
+			echo "start_proxy: intutic-proxy exited with status $? before writing state/proxy.json; its log:" >&2
+			tail -n 50 "$PROXY_LOG" >&2
+			test_proxy_pid_=
+			return 1
+		fi
+		if test "$test_proxy_n_" -le 0; then
+			echo "start_proxy: no port in state/proxy.json after ${TEST_PROXY_START_SECONDS}s; its log:" >&2
+			tail -n 50 "$PROXY_LOG" >&2
+			test -f "$PROXY_DIR/state/proxy.json" && cat "$PROXY_DIR/state/proxy.json" >&2
+			test_stop_pid_ "$test_proxy_pid_"
+			test_proxy_pid_=
+			return 1
+		fi
+		sleep 0.1
+		test_proxy_n_=$((test_proxy_n_ - 1))
+	done
+	PROXY_PORT=$test_proxy_port_
+	PROXY_URL=http://127.0.0.1:$PROXY_PORT
+	export PROXY_PORT PROXY_URL
+}
+
+test_proxy_cleanup_ () {
+	test -n "$test_proxy_pid_" || return 0
+	test_stop_pid_ "$test_proxy_pid_"
+	test_proxy_pid_=
+	return 0
+}
+
+# stop_proxy: SIGTERM, wait (TEST_PROXY_STOP_SECONDS), and return the
+# proxy's exit status; still running then: SIGKILL, and fail.
+stop_proxy () {
+	if test -z "$test_proxy_pid_"; then
+		echo "stop_proxy: no proxy was started" >&2
+		return 1
+	fi
+	test_stop_proxy_pid_=$test_proxy_pid_
+	test_proxy_pid_=
+	if ! test_proc_alive_ "$test_stop_proxy_pid_"; then
+		wait "$test_stop_proxy_pid_"
+		test_stop_proxy_code_=$?
+		echo "stop_proxy: the proxy had already exited, status $test_stop_proxy_code_" >&2
+		return 1
+	fi
+	kill -TERM "$test_stop_proxy_pid_"
+	test_stop_proxy_n_=$((TEST_PROXY_STOP_SECONDS * 10))
+	while test "$test_stop_proxy_n_" -gt 0 &&
+	    test_proc_alive_ "$test_stop_proxy_pid_"; do
+		sleep 0.1
+		test_stop_proxy_n_=$((test_stop_proxy_n_ - 1))
+	done
+	if test_proc_alive_ "$test_stop_proxy_pid_"; then
+		kill -KILL "$test_stop_proxy_pid_"
+		wait "$test_stop_proxy_pid_"
+		echo "stop_proxy: the proxy still ran ${TEST_PROXY_STOP_SECONDS}s after SIGTERM: killed" >&2
+		return 1
+	fi
+	wait "$test_stop_proxy_pid_"
+}
+
+# test_reload_counts_: "RELOADS ERRORS" from the proxy's /metrics.
+test_reload_counts_ () {
+	curl -sS --fail --noproxy '*' --max-time "$TEST_CURL_SECONDS" \
+		"$PROXY_URL/metrics" | awk '
+		$1 == "intutic_reloads_total" { r = $2 }
+		$1 == "intutic_reload_errors_total" { e = $2 }
+		END { if (r == "" || e == "") exit 1; print r, e }'
+}
+
+# reload_proxy [--no-wait]: SIGHUP to the proxy, and wait (at most
+# TEST_PROXY_START_SECONDS) until its /metrics count the reload: succeeds
+# when intutic_reloads_total went up, fails when intutic_reload_errors_total
+# did (the old rules stay).  --no-wait: only the signal.
+reload_proxy () {
+	if test -z "$test_proxy_pid_" || ! test_proc_alive_ "$test_proxy_pid_"; then
+		echo "reload_proxy: no proxy runs" >&2
+		return 1
+	fi
+	if test "${1:-}" = --no-wait; then
+		kill -HUP "$test_proxy_pid_"
+		return
+	fi
+	test_reload_before_=$(test_reload_counts_) || {
+		echo "reload_proxy: cannot read intutic_reloads_total and intutic_reload_errors_total from $PROXY_URL/metrics" >&2
+		return 1
+	}
+	kill -HUP "$test_proxy_pid_" || return 1
+	test_reload_n_=$((TEST_PROXY_START_SECONDS * 10))
+	while :; do
+		test_reload_now_=$(test_reload_counts_) &&
+		test "$test_reload_now_" != "$test_reload_before_" && break
+		if test "$test_reload_n_" -le 0; then
+			echo "reload_proxy: no reload counted ${TEST_PROXY_START_SECONDS}s after SIGHUP" >&2
+			return 1
+		fi
+		sleep 0.1
+		test_reload_n_=$((test_reload_n_ - 1))
+	done
+	test "${test_reload_now_#* }" = "${test_reload_before_#* }" && return 0
+	echo "reload_proxy: the proxy refused the reload (intutic_reload_errors_total went up); its log:" >&2
+	tail -n 5 "$PROXY_LOG" >&2
+	return 1
+}
+
+# proxy_curl ARGS...: curl through the proxy, quiet but for errors, and
+# bounded in time (TEST_CURL_SECONDS).
+proxy_curl () {
+	test -n "${PROXY_URL:-}" || { echo "proxy_curl: no proxy was started" >&2; return 1; }
+	curl -sS --max-time "$TEST_CURL_SECONDS" --proxy "$PROXY_URL" "$@"
+}
+
+# proxy_metric NAME [LABELS]: the value of the Prometheus sample NAME (with
+# LABELS among its labels: 'decision="deny",proto="http"'; several samples:
+# their sum) from $PROXY_URL/metrics.  The last scrape stays in
+# srv/metrics.txt.  No such sample: a message, and failure.
+proxy_metric () {
+	test $# -ge 1 || { echo "proxy_metric: needs NAME [LABELS]" >&2; return 1; }
+	test -n "${PROXY_URL:-}" || { echo "proxy_metric: no proxy was started" >&2; return 1; }
+	mkdir -p "$TRASH_DIRECTORY/srv" || return 1
+	curl -sS --fail --noproxy '*' --max-time "$TEST_CURL_SECONDS" \
+		-o "$TRASH_DIRECTORY/srv/metrics.txt" "$PROXY_URL/metrics" || {
+		echo "proxy_metric: cannot fetch $PROXY_URL/metrics" >&2
+		return 1
+	}
+	python3 "$test_helpers_/metric.py" "$@" <"$TRASH_DIRECTORY/srv/metrics.txt"
+}
+
+# --- the audit log ------------------------------------------------------------
+# The records are JSON objects, one a line: ts, event (decision|close), id,
+# run, client, proto (connect|http), host, port, sni, addr, decision
+# (allow|deny), reason, rule, bytes_up, bytes_down, duration_ms, status.
+# A COND is KEY=VALUE, KEY!=VALUE, KEY~REGEX, or KEY>=N, <=, >, < (numbers);
+# a missing key reads as "".  FILE, when given first, has none of = ~ < >
+# in it; by default it is $AUDIT_FILE (set by start_proxy), else
+# ./audit.jsonl.  A line that is not a JSON object fails them all.
+
+test_audit_ () {
+	test_audit_mode_=$1
+	shift
+	test_audit_file_=${AUDIT_FILE:-$PWD/audit.jsonl}
+	case ${1-=} in
+	*[=~\<\>]*)	;;
+	*)	test_audit_file_=$1; shift ;;
+	esac
+	python3 "$test_helpers_/audit.py" "$test_audit_mode_" "$test_audit_file_" "$@"
+}
+
+# audit_records [FILE] COND...: print the matching records, as they are.
+audit_records () {
+	test_audit_ --records "$@"
+}
+
+# audit_count [FILE] COND...: print how many records match.
+audit_count () {
+	test_audit_ --count "$@"
+}
+
+# audit_wait [FILE] COND...: wait until a record matches (the proxy writes
+# the close record after the client is done), at most
+# TEST_AUDIT_WAIT_SECONDS; else fail and show the log.
+audit_wait () {
+	test_audit_ --wait "$@" --seconds "$TEST_AUDIT_WAIT_SECONDS"
+}
