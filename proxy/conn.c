@@ -127,6 +127,7 @@ static void	conn_tunnel_write_cb(struct bufferevent *, void *);
 static void	conn_timer_cb(evutil_socket_t, short, void *);
 static void	conn_dial(struct conn *);
 static void	conn_tunnel_start(struct conn *);
+static void	conn_bulk_io(struct conn *);
 static void	conn_http_send(struct conn *);
 static void	conn_up_drop(struct conn *);
 static int	conn_host_header_matches(const struct conn *,
@@ -954,6 +955,7 @@ conn_http_send(struct conn *c)
 	bufferevent_setwatermark(c->client, EV_READ, 0, 0);
 	bufferevent_setwatermark(c->client, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->up, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	conn_bulk_io(c);
 	bufferevent_enable(c->up, EV_READ | EV_WRITE);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
 	gettimeofday(&c->last_io, NULL);
@@ -1381,6 +1383,16 @@ conn_peek(struct conn *c)
 
 /* ----------------------------------------------------------- the tunnel */
 
+/* Larger single reads and writes once bytes flow: fewer system calls. */
+static void
+conn_bulk_io(struct conn *c)
+{
+	bufferevent_set_max_single_read(c->client, PROXY_IO_CHUNK);
+	bufferevent_set_max_single_write(c->client, PROXY_IO_CHUNK);
+	bufferevent_set_max_single_read(c->up, PROXY_IO_CHUNK);
+	bufferevent_set_max_single_write(c->up, PROXY_IO_CHUNK);
+}
+
 static void
 conn_tunnel_start(struct conn *c)
 {
@@ -1398,6 +1410,7 @@ conn_tunnel_start(struct conn *c)
 	bufferevent_setwatermark(c->client, EV_READ, 0, 0);
 	bufferevent_setwatermark(c->client, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->up, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	conn_bulk_io(c);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
 	bufferevent_enable(c->up, EV_READ | EV_WRITE);
 	gettimeofday(&c->last_io, NULL);

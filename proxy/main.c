@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -512,6 +513,33 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 	}
 }
 
+/*
+ * Two descriptors a tunnel: take the hard limit, and cap the connections
+ * so that accept pauses (EMFILE) rather than failing half-way.
+ */
+static void
+raise_fd_limit(struct proxy *p)
+{
+	struct rlimit rl;
+	size_t usable;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return;
+	usable = rl.rlim_cur > 64 ? (size_t)(rl.rlim_cur - 64) / 2 : 1;
+	if (p->cfg.conns_max > usable) {
+		info("descriptor limit %llu: at most %zu connections",
+		    (unsigned long long)rl.rlim_cur, usable);
+		p->cfg.conns_max = usable;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -527,6 +555,7 @@ main(int argc, char **argv)
 	parse_options(&p->cfg, argc, argv, &debug);
 	log_init("intutic-proxy", debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	signal(SIGPIPE, SIG_IGN);
+	raise_fd_limit(p);
 	p->started = time(NULL);
 	pthread_mutex_init(&p->rules_lock, NULL);
 

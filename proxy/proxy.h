@@ -40,6 +40,7 @@ struct event;
 #define PROXY_CONNS_MAX		20000		/* concurrent connections */
 #define PROXY_HIGH_WATER	(256 * 1024)	/* bytes queued towards a slow side */
 #define PROXY_FD_RESERVE	4		/* descriptors kept for EMFILE */
+#define PROXY_IO_CHUNK		(128 * 1024)	/* one read or write in a tunnel */
 
 struct proxy_config {
 	const char	*rules_path;
