@@ -128,6 +128,7 @@ static void	conn_timer_cb(evutil_socket_t, short, void *);
 static void	conn_dial(struct conn *);
 static void	conn_tunnel_start(struct conn *);
 static void	conn_bulk_io(struct conn *);
+static void	conn_tls_deny(struct conn *, enum conn_reason);
 static void	conn_http_send(struct conn *);
 static void	conn_up_drop(struct conn *);
 static int	conn_host_header_matches(const struct conn *,
@@ -156,6 +157,7 @@ static const char *const conn_reason_names[] = {
 	[CONN_REASON_HEAD_TIMEOUT] = "head-timeout",
 	[CONN_REASON_PEEK_TIMEOUT] = "peek-timeout",
 	[CONN_REASON_OVERLOADED] = "overloaded",
+	[CONN_REASON_CLIENT_GONE] = "client-gone",
 };
 
 const char *
@@ -292,9 +294,9 @@ state_timeout_ms(const struct conn *c, enum conn_state s)
 	case CONN_HTTP:
 		return cfg->idle_ms;
 	case CONN_FINISH:
-		return 5000;
+		return PROXY_FINISH_MS;
 	}
-	return 5000;
+	return PROXY_FINISH_MS;
 }
 
 /* The one way to change state: runs the timer for the new state. */
@@ -330,8 +332,11 @@ conn_close(struct conn *c)
 		if (l->req != NULL)
 			evdns_getaddrinfo_cancel(l->req);
 	}
-	if (!c->decided && c->host.len > 0)
-		conn_decided(c, c->reason);
+	if (!c->decided && c->host.len > 0) {
+		/* Decided by name, but the client left before the end. */
+		conn_decided(c, c->d.verdict == RULES_ALLOW && !c->report_only ?
+		    CONN_REASON_CLIENT_GONE : reason_from_rules(c->d.reason));
+	}
 	if (c->host.len > 0 || c->decided)
 		conn_audit(c, "close");
 	if (c->client != NULL)
@@ -910,7 +915,10 @@ conn_http_request(struct conn *c, const struct http_head *h)
 		conn_close(c);
 		return;
 	}
-	http_forward_head(h, path, pathlen, h->upgrade, !h->keep_alive, c->fwd);
+	if (http_header_find(h, "host") == NULL)
+		snprintf(target, sizeof(target), "%s:%u", c->host.text, c->port);
+	http_forward_head(h, path, pathlen, h->upgrade, !h->keep_alive,
+	    http_header_find(h, "host") == NULL ? target : NULL, c->fwd);
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
 	bufferevent_disable(c->client, EV_READ);
 
@@ -1121,7 +1129,7 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 		}
 		c->status = h->status;
 		if (h->status == 101 && c->req_upgrade) {
-			http_forward_head(h, NULL, 0, 1, 0,
+			http_forward_head(h, NULL, 0, 1, 0, NULL,
 			    bufferevent_get_output(c->client));
 			c->bytes_down += end;
 			evbuffer_drain(in, end);
@@ -1131,7 +1139,7 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 		}
 		if (h->status >= 100 && h->status < 200) {
 			/* Interim (100 Continue): the final answer follows. */
-			http_forward_head(h, NULL, 0, 0, 0,
+			http_forward_head(h, NULL, 0, 0, 0, NULL,
 			    bufferevent_get_output(c->client));
 			c->bytes_down += end;
 			evbuffer_drain(in, end);
@@ -1149,7 +1157,7 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 		/* A body that runs to the origin's close ends the client's too. */
 		if (c->resp_until_eof)
 			c->client_keep_alive = 0;
-		http_forward_head(h, NULL, 0, 0, !c->client_keep_alive,
+		http_forward_head(h, NULL, 0, 0, !c->client_keep_alive, NULL,
 		    bufferevent_get_output(c->client));
 		free(h);
 		c->bytes_down += end;
@@ -1285,6 +1293,38 @@ conn_host_header_matches(const struct conn *c, const struct http_head *h)
 
 /* ------------------------------------------------------------ the peek */
 
+enum peek_refusal { PEEK_TLS_ALERT, PEEK_HTTP_403, PEEK_CLOSE };
+
+/*
+ * Refuses a tunnel after the peek; in report mode the refusal is recorded
+ * and the tunnel goes on all the same.
+ */
+static void
+conn_peek_refuse(struct conn *c, enum conn_reason reason,
+    enum peek_refusal how)
+{
+	c->d.verdict = RULES_DENY;
+	if (rules_mode(c->rules) == RULES_MODE_REPORT) {
+		c->report_only = 1;
+		conn_decided(c, reason);
+		conn_tunnel_start(c);
+		return;
+	}
+	switch (how) {
+	case PEEK_TLS_ALERT:
+		conn_tls_deny(c, reason);
+		return;
+	case PEEK_HTTP_403:
+		conn_fail(c, 403, reason,
+		    "the Host header does not name the CONNECT host");
+		return;
+	case PEEK_CLOSE:
+		conn_decided(c, reason);
+		conn_close(c);
+		return;
+	}
+}
+
 /*
  * The client's first bytes in a tunnel decide whether it may go on: TLS
  * must name the CONNECT host in its SNI, HTTP in its Host; anything else
@@ -1313,12 +1353,12 @@ conn_peek(struct conn *c)
 	switch (tls_hello_parse(buf, want, &hello, &why)) {
 	case TLS_HELLO_MORE:
 		if (want >= TLS_HELLO_MAX)
-			conn_tls_deny(c, CONN_REASON_BAD_TLS);
+			conn_peek_refuse(c, CONN_REASON_BAD_TLS, PEEK_TLS_ALERT);
 		return;
 	case TLS_HELLO_MALFORMED:
 		debug_f("%llu: bad ClientHello: %s", (unsigned long long)c->id,
 		    why);
-		conn_tls_deny(c, CONN_REASON_BAD_TLS);
+		conn_peek_refuse(c, CONN_REASON_BAD_TLS, PEEK_TLS_ALERT);
 		return;
 	case TLS_HELLO_OK:
 		if (hello.has_sni) {
@@ -1328,13 +1368,15 @@ conn_peek(struct conn *c)
 		if (!hello.has_sni) {
 			/* No SNI is normal only towards an IP literal. */
 			if (c->host.kind == RULES_HOST_NAME) {
-				conn_tls_deny(c, CONN_REASON_SNI_MISSING);
+				conn_peek_refuse(c, CONN_REASON_SNI_MISSING,
+				    PEEK_TLS_ALERT);
 				return;
 			}
 		} else if (rules_host_parse(hello.sni, hello.sni_len,
 		    &sni) != RULES_OK || sni.kind != RULES_HOST_NAME ||
 		    strcmp(sni.text, c->host.text) != 0) {
-			conn_tls_deny(c, CONN_REASON_SNI_MISMATCH);
+			conn_peek_refuse(c, CONN_REASON_SNI_MISMATCH,
+			    PEEK_TLS_ALERT);
 			return;
 		}
 		conn_tunnel_start(c);
@@ -1363,9 +1405,8 @@ conn_peek(struct conn *c)
 		}
 		if (!conn_host_header_matches(c, h)) {
 			free(h);
-			c->d.verdict = RULES_DENY;
-			conn_fail(c, 403, CONN_REASON_HOST_MISMATCH,
-			    "the Host header does not name the CONNECT host");
+			conn_peek_refuse(c, CONN_REASON_HOST_MISMATCH,
+			    PEEK_HTTP_403);
 			return;
 		}
 		free(h);
@@ -1376,9 +1417,7 @@ conn_peek(struct conn *c)
 		conn_tunnel_start(c);
 		return;
 	}
-	c->d.verdict = RULES_DENY;
-	conn_decided(c, CONN_REASON_PROTOCOL_NOT_ALLOWED);
-	conn_close(c);
+	conn_peek_refuse(c, CONN_REASON_PROTOCOL_NOT_ALLOWED, PEEK_CLOSE);
 }
 
 /* ----------------------------------------------------------- the tunnel */

@@ -32,6 +32,7 @@ enum conn_reason {
 	CONN_REASON_HEAD_TIMEOUT,
 	CONN_REASON_PEEK_TIMEOUT,
 	CONN_REASON_OVERLOADED,
+	CONN_REASON_CLIENT_GONE,	/* the client left before the outcome */
 	CONN_REASON_COUNT
 };
 

@@ -150,7 +150,6 @@ head_parse(int response, const char *buf, size_t len, size_t headers_max,
 	llhttp_settings_t settings;
 	llhttp_t parser;
 	struct head_ctx x;
-	const struct http_header *hd;
 	const char *m;
 	enum llhttp_errno err;
 
@@ -187,9 +186,6 @@ head_parse(int response, const char *buf, size_t len, size_t headers_max,
 	snprintf(h->method, sizeof(h->method), "%s", m);
 	h->is_connect = parser.method == HTTP_CONNECT;
 	h->is_head = parser.method == HTTP_HEAD;
-	if ((hd = http_header_find(h, "expect")) != NULL &&
-	    hd->value_len == 12 && strncasecmp(hd->value, "100-continue", 12) == 0)
-		h->expect_continue = 1;
 	if (h->target == NULL) {
 		*status = 400;
 		*why = "no request-target";
@@ -258,7 +254,8 @@ hop_by_hop(const struct http_head *h, const struct http_header *hd,
 
 void
 http_forward_head(const struct http_head *h, const char *path,
-    size_t pathlen, int upgrade, int close, struct evbuffer *out)
+    size_t pathlen, int upgrade, int close, const char *add_host,
+    struct evbuffer *out)
 {
 	const struct http_header *hd;
 	size_t i;
@@ -268,8 +265,9 @@ http_forward_head(const struct http_head *h, const char *path,
 		evbuffer_add_printf(out, "HTTP/1.1 %d %.*s\r\n", h->status,
 		    (int)h->reason_len, h->reason != NULL ? h->reason : "");
 	else
-		evbuffer_add_printf(out, "%s %.*s HTTP/1.1\r\n", h->method,
-		    (int)pathlen, path);
+		/* The client's version: a 1.0 client gets no chunked answer. */
+		evbuffer_add_printf(out, "%s %.*s HTTP/1.%d\r\n", h->method,
+		    (int)pathlen, path, h->http_minor >= 1 ? 1 : 0);
 	for (i = 0; i < h->nheaders; i++) {
 		hd = &h->headers[i];
 		if (hop_by_hop(h, hd, upgrade))
@@ -279,6 +277,8 @@ http_forward_head(const struct http_head *h, const char *path,
 		evbuffer_add(out, hd->value, hd->value_len);
 		evbuffer_add(out, "\r\n", 2);
 	}
+	if (add_host != NULL)
+		evbuffer_add_printf(out, "Host: %s\r\n", add_host);
 	evbuffer_add_printf(out, "Connection: %s\r\n\r\n",
 	    upgrade ? "upgrade" : close ? "close" : "keep-alive");
 }

@@ -43,7 +43,6 @@ struct http_head {
 	int			 upgrade;	/* Upgrade (or CONNECT) */
 	int			 chunked;
 	int64_t			 content_length;	/* -1: none */
-	int			 expect_continue;
 	size_t			 len;		/* bytes of the head */
 };
 
@@ -78,11 +77,13 @@ enum http_result http_response_head_parse(const char *buf, size_t len,
  * but the hop-by-hop ones (Connection, Keep-Alive, TE, Trailer, Upgrade,
  * those the Connection header names) and every Proxy-* header; then our
  * own Connection header: "upgrade" (keeping Upgrade) when `upgrade`,
- * "close" when `close`, else "keep-alive".  Transfer-Encoding and
+ * "close" when `close`, else "keep-alive"; and "Host: add_host" when that
+ * is not NULL (an HTTP/1.0 request that had none).  Transfer-Encoding and
  * Content-Length stay: the body is forwarded as received.
  */
 void	 http_forward_head(const struct http_head *h, const char *path,
-	    size_t pathlen, int upgrade, int close, struct evbuffer *out);
+	    size_t pathlen, int upgrade, int close, const char *add_host,
+	    struct evbuffer *out);
 
 /* Whether buf starts like an HTTP request line ("GET ", "POST "). */
 int	 http_looks_like_request(const char *buf, size_t len);

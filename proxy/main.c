@@ -80,7 +80,8 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	metric(out, "intutic_connections_active", "gauge",
 	    "Client connections open now.", METRIC_GET(p, conns_active));
 	metric(out, "intutic_tunnels_active", "gauge",
-	    "CONNECT tunnels relaying now.", METRIC_GET(p, tunnels_active));
+	    "Tunnels relaying now (CONNECT and Upgrade).",
+	    METRIC_GET(p, tunnels_active));
 	evbuffer_add_printf(out, "# HELP intutic_decisions_total Decisions "
 	    "by verdict.\n# TYPE intutic_decisions_total counter\n"
 	    "intutic_decisions_total{decision=\"allow\"} %llu\n"
@@ -164,11 +165,24 @@ mkdirs(const char *path)
 	return 0;
 }
 
+/* A path as an absolute one (for the state file), or as given. */
+static const char *
+absolute(const char *path, char *buf, size_t len)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	if (path[0] == '/' || getcwd(cwd, sizeof(cwd)) == NULL)
+		return path;
+	n = snprintf(buf, len, "%s/%s", cwd, path);
+	return n > 0 && (size_t)n < len ? buf : path;
+}
+
 /* Written once listening: temp file + rename, so readers see all or none. */
 static int
 state_write(struct proxy *p)
 {
-	char tmp[PATH_MAX + 8], cwd[PATH_MAX], rules_abs[PATH_MAX];
+	char tmp[PATH_MAX + 8], rules_abs[PATH_MAX], audit_abs[PATH_MAX];
 	const char *dir = p->cfg.state_dir;
 	FILE *fp;
 	size_t i;
@@ -185,12 +199,6 @@ state_write(struct proxy *p)
 		error("state directory path too long");
 		return -1;
 	}
-	if (p->cfg.rules_path[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL &&
-	    snprintf(rules_abs, sizeof(rules_abs), "%s/%s", cwd,
-	    p->cfg.rules_path) < (int)sizeof(rules_abs))
-		;
-	else
-		snprintf(rules_abs, sizeof(rules_abs), "%s", p->cfg.rules_path);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) ==
 	    -1 || (fp = fdopen(fd, "w")) == NULL) {
 		error("cannot write '%s': %s", tmp, strerror(errno));
@@ -206,10 +214,11 @@ state_write(struct proxy *p)
 		json_str(fp, p->listens[i].text);
 	}
 	fputs("], \"rules\": ", fp);
-	json_str(fp, rules_abs);
+	json_str(fp, absolute(p->cfg.rules_path, rules_abs, sizeof(rules_abs)));
 	fputs(", \"audit\": ", fp);
 	if (p->cfg.audit_path != NULL)
-		json_str(fp, p->cfg.audit_path);
+		json_str(fp, strcmp(p->cfg.audit_path, "-") == 0 ? "-" :
+		    absolute(p->cfg.audit_path, audit_abs, sizeof(audit_abs)));
 	else
 		fputs("null", fp);
 	fprintf(fp, ", \"started\": %lld, \"workers\": %d, \"version\": ",
@@ -581,8 +590,8 @@ main(int argc, char **argv)
 		fatal("out of memory");
 	for (k = 0; k < p->nworkers; k++)
 		p->workers[k].id = k;
-	if (worker_listen_all(p) != 0)
-		return 125;
+	if ((k = worker_listen_all(p)) != 0)
+		return k == -2 ? 2 : 125;
 	for (i = 0; i < p->nlistens; i++) {
 		const char *t = p->listens[i].text;
 

@@ -37,6 +37,7 @@ struct event;
 #define PROXY_PEEK_MS		10000		/* first client bytes in a tunnel */
 #define PROXY_IDLE_MS		300000		/* a tunnel with no traffic */
 #define PROXY_GRACE_MS		10000		/* draining after SIGTERM */
+#define PROXY_FINISH_MS		5000		/* writing a last answer */
 #define PROXY_CONNS_MAX		20000		/* concurrent connections */
 #define PROXY_HIGH_WATER	(256 * 1024)	/* bytes queued towards a slow side */
 #define PROXY_FD_RESERVE	4		/* descriptors kept for EMFILE */
@@ -143,7 +144,7 @@ struct rules	*proxy_rules_get(struct proxy *p);	/* a new reference */
 void		 proxy_metrics_render(struct proxy *p, struct evbuffer *out);
 
 /* worker.c */
-int	 worker_listen_all(struct proxy *p);
+int	 worker_listen_all(struct proxy *p);	/* -2: bad address */
 int	 worker_start(struct proxy *p, struct worker *w);
 void	 worker_stop_accepting(struct worker *w);
 void	 worker_conn_closed(struct worker *w);

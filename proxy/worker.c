@@ -128,7 +128,7 @@ worker_listen_all(struct proxy *p)
 		if (parse_bind(p->cfg.binds[i], &l->ss, &l->len) != 0) {
 			error("invalid bind address '%s': expected an IPv4 or "
 			    "IPv6 address", p->cfg.binds[i]);
-			return -1;
+			return -2;
 		}
 		snprintf(l->text, sizeof(l->text), "%s", p->cfg.binds[i]);
 		for (k = 0; k < p->nworkers; k++) {
