@@ -105,6 +105,7 @@ struct conn {
 	int			 resp_until_eof;
 	int			 up_ready;	/* c->up connected to up_host */
 	char			 up_host[RULES_HOST_TEXT_MAX];
+	char			 up_addr[64];	/* its address, as text */
 	uint16_t		 up_port;
 
 	/* Tunnel. */
@@ -925,6 +926,7 @@ conn_http_request(struct conn *c, const struct http_head *h)
 	if (c->up != NULL && c->up_ready && c->up_port == c->port &&
 	    strcmp(c->up_host, c->host.text) == 0) {
 		/* The same origin: reuse the connection, as decided above. */
+		snprintf(c->addr_text, sizeof(c->addr_text), "%s", c->up_addr);
 		conn_decided(c, c->report_only ?
 		    reason_from_rules(c->d.reason) : CONN_REASON_ALLOWED);
 		conn_http_send(c);
@@ -951,6 +953,7 @@ conn_http_send(struct conn *c)
 	c->up_ready = 1;
 	c->up_port = c->port;
 	snprintf(c->up_host, sizeof(c->up_host), "%s", c->host.text);
+	snprintf(c->up_addr, sizeof(c->up_addr), "%s", c->addr_text);
 	c->bytes_up += evbuffer_get_length(c->fwd);
 	bufferevent_write_buffer(c->up, c->fwd);
 	http_framing_free(c->resp_framing);
@@ -1022,7 +1025,12 @@ conn_http_client_read_cb(struct bufferevent *bev, void *arg)
 	r = conn_http_move(c, c->req_framing, c->client, c->up, &c->bytes_up);
 	if (r < 0) {
 		METRIC_ADD(c->p, bad_requests, 1);
-		conn_close(c);
+		/* Nothing answered yet: the client can still be told. */
+		if (c->status <= 0)
+			conn_fail(c, 400, CONN_REASON_BAD_REQUEST,
+			    "the request body is malformed (chunk framing)");
+		else
+			conn_close(c);
 		return;
 	}
 	if (r == 1) {

@@ -152,11 +152,23 @@ head_parse(int response, const char *buf, size_t len, size_t headers_max,
 	struct head_ctx x;
 	const char *m;
 	enum llhttp_errno err;
+	size_t i;
 
 	memset(h, 0, sizeof(*h));
 	memset(&x, 0, sizeof(x));
 	h->content_length = -1;
 	h->response = response;
+	/*
+	 * obs-fold (a line that starts with white space continues the one
+	 * before): this llhttp accepts it even when strict, so refuse it here.
+	 */
+	for (i = 1; i + 1 < len; i++) {
+		if (buf[i] == '\n' && (buf[i + 1] == ' ' || buf[i + 1] == '\t')) {
+			*status = 400;
+			*why = "obs-fold (a header line continued on the next)";
+			return HTTP_ERROR;
+		}
+	}
 	x.h = h;
 	x.headers_max = headers_max;
 	x.uri_max = uri_max;
@@ -180,6 +192,13 @@ head_parse(int response, const char *buf, size_t len, size_t headers_max,
 		return HTTP_ERROR;
 	}
 	h->len = len;
+	/* HTTP/1.0 and 1.1 only: no version-less (0.9) request line. */
+	if (h->http_major != 1) {
+		*status = 400;
+		*why = h->http_major == 0 ? "no HTTP version in the request line" :
+		    "only HTTP/1.0 and HTTP/1.1 are spoken";
+		return HTTP_ERROR;
+	}
 	if (response)
 		return HTTP_OK;
 	m = llhttp_method_name((llhttp_method_t)parser.method);
@@ -304,13 +323,18 @@ http_target_split(const char *t, size_t len, const char **auth,
 {
 	const char *a, *end = t + len, *slash;
 
-	if (len < 7 || strncasecmp(t, "http://", 7) != 0) {
-		*why = len >= 8 && strncasecmp(t, "https://", 8) == 0 ?
-		    "https:// in a request: use CONNECT for HTTPS" :
+	/* ws:// is a WebSocket's name for http:// (RFC 6455 §3). */
+	if (len >= 7 && strncasecmp(t, "http://", 7) == 0)
+		a = t + 7;
+	else if (len >= 5 && strncasecmp(t, "ws://", 5) == 0)
+		a = t + 5;
+	else {
+		*why = (len >= 8 && strncasecmp(t, "https://", 8) == 0) ||
+		    (len >= 6 && strncasecmp(t, "wss://", 6) == 0) ?
+		    "https:// or wss:// in a request: use CONNECT for TLS" :
 		    "not an absolute http:// URI";
 		return -1;
 	}
-	a = t + 7;
 	for (slash = a; slash < end && *slash != '/' && *slash != '?'; slash++)
 		if (*slash == '@') {
 			*why = "credentials in the URI are not allowed";

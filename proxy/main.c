@@ -644,6 +644,9 @@ main(int argc, char **argv)
 			event_base_dispatch(p->base);
 		}
 	}
+	/* Every worker has ended: nothing pokes their events any more. */
+	for (k = 0; k < p->nworkers; k++)
+		worker_free(&p->workers[k]);
 	if (state_path[0] != '\0')
 		unlink(state_path);
 	for (k = 0; k < 4; k++)

@@ -146,6 +146,7 @@ void		 proxy_metrics_render(struct proxy *p, struct evbuffer *out);
 /* worker.c */
 int	 worker_listen_all(struct proxy *p);	/* -2: bad address */
 int	 worker_start(struct proxy *p, struct worker *w);
+void	 worker_free(struct worker *w);	/* after the thread was joined */
 void	 worker_stop_accepting(struct worker *w);
 void	 worker_conn_closed(struct worker *w);
 int	 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa);

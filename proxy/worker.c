@@ -352,13 +352,29 @@ worker_main(void *arg)
 	event_base_dispatch(w->base);
 	worker_stop_accepting(w);
 	conn_close_all(w);
-	evdns_base_free(w->dns, 1);
-	event_free(w->stop_ev);
-	event_free(w->resume_ev);
+	/*
+	 * The base and its events stay until worker_free(): the main thread
+	 * may still poke stop_ev (end of the grace period) after this loop
+	 * ended, and that must not touch freed memory.
+	 */
+	return NULL;
+}
+
+void
+worker_free(struct worker *w)
+{
+	if (w->base == NULL)
+		return;
+	if (w->dns != NULL)
+		evdns_base_free(w->dns, 1);
+	if (w->stop_ev != NULL)
+		event_free(w->stop_ev);
+	if (w->resume_ev != NULL)
+		event_free(w->resume_ev);
 	reserve_release(w);
 	event_base_free(w->base);
 	w->base = NULL;
-	return NULL;
+	w->stop_ev = w->resume_ev = NULL;
 }
 
 static int

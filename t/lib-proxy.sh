@@ -55,19 +55,43 @@ test_proc_alive_ () {
 	test "$test_proc_state_" != Z
 }
 
+# test_own_alive_ PID: PID runs and is a child of this shell.  A child that
+# ended may have been reaped (dash reaps while it waits for any command) and
+# its number given to another process: signals go only where this holds.
+test_own_alive_ () {
+	test_proc_alive_ "$1" || return 1
+	test_proc_ppid_=$(sed -n 's/^.*) [A-Za-z] \([0-9]*\) .*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	test "$test_proc_ppid_" = "$$"
+}
+
 # test_stop_pid_ PID [SECONDS]: SIGTERM, up to SECONDS (default
 # TEST_PROXY_STOP_SECONDS) for it to end, then SIGKILL; reaps it when it is
 # a child of this shell.  Succeeds when PID ended on SIGTERM (or was gone).
+# For a PID the caller knows is its own (a daemon it started); the library's
+# own children go through test_stop_child_.
 test_stop_pid_ () {
+	test_stop_with_ test_proc_alive_ "$@"
+}
+
+# test_stop_child_ PID [SECONDS]: the same, only while PID is a child of this
+# shell (safe from PID reuse, for cleanups registered long before).
+test_stop_child_ () {
+	test_stop_with_ test_own_alive_ "$@"
+}
+
+# test_stop_with_ CHECK PID [SECONDS]: signal PID while CHECK PID holds.
+test_stop_with_ () {
+	test_stop_check_=$1
+	shift
 	test_stop_pid_n_=$((${2:-$TEST_PROXY_STOP_SECONDS} * 10))
 	test_stop_pid_ok_=0
-	if test_proc_alive_ "$1"; then
+	if "$test_stop_check_" "$1"; then
 		kill -TERM "$1" 2>/dev/null
-		while test "$test_stop_pid_n_" -gt 0 && test_proc_alive_ "$1"; do
+		while test "$test_stop_pid_n_" -gt 0 && "$test_stop_check_" "$1"; do
 			sleep 0.1
 			test_stop_pid_n_=$((test_stop_pid_n_ - 1))
 		done
-		if test_proc_alive_ "$1"; then
+		if "$test_stop_check_" "$1"; then
 			printf '%s\n' "process $1 still runs ${2:-$TEST_PROXY_STOP_SECONDS}s after SIGTERM: SIGKILL" >&2
 			kill -KILL "$1" 2>/dev/null
 			test_stop_pid_ok_=1
@@ -83,12 +107,39 @@ test_netns_name_=
 test_netns_child_=
 test_netns_sig_=
 
-# Kill what is left in the namespace (by PID), then delete it.  Returns 1
-# when something was left: a test that did not stop what it started.
+# test_descendants_ PID...: the PIDs and, recursively, their children (a
+# script run by a test may have made a namespace of its own: its processes
+# are not in ours, but they descend from ones that are).
+test_descendants_ () {
+	# shellcheck disable=SC2009 # ps is the portable way to get ppids
+	ps -e -o pid= -o ppid= 2>/dev/null | awk -v roots="$*" '
+		BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) want[r[i]] = 1 }
+		{ parent[$1] = $2 }
+		END {
+			for (round = 0; round < 32; round++) {
+				added = 0
+				for (p in parent)
+					if (!(p in want) && (parent[p] in want)) {
+						want[p] = 1
+						added = 1
+					}
+				if (!added)
+					break
+			}
+			for (p in want)
+				printf "%s ", p
+		}'
+}
+
+# Kill what is left in the namespace, and what descends from it (by PID),
+# then delete it.  Returns 1 when something was left: a test that did not
+# stop what it started.
 test_netns_teardown_ () {
 	test -n "$test_netns_name_" || return 0
 	test_netns_ret_=0
 	test_netns_left_=$(ip netns pids "$test_netns_name_" 2>/dev/null | tr '\n' ' ')
+	test -z "$test_netns_left_" ||
+		test_netns_left_=$(test_descendants_ $test_netns_left_)
 	if test -n "$test_netns_left_"; then
 		test_netns_ret_=1
 		printf '%s\n' "# processes left in namespace $test_netns_name_, killed: $test_netns_left_"
@@ -102,6 +153,20 @@ test_netns_teardown_ () {
 		printf '%s\n' "# cannot delete namespace $test_netns_name_"
 	test_netns_name_=
 	return "$test_netns_ret_"
+}
+
+# Delete this script's namespaces left by an earlier run that was killed
+# (SIGKILL leaves no chance to clean up): intutic-t-<script>-PID where PID
+# is gone and nothing runs in the namespace.
+test_netns_gc_ () {
+	for test_netns_old_ in $(ip netns list 2>/dev/null |
+	    sed -n "s/^\(intutic-t-$test_name_-[0-9][0-9]*\)\( .*\)\{0,1\}\$/\1/p"); do
+		kill -0 "${test_netns_old_##*-}" 2>/dev/null && continue
+		test -z "$(ip netns pids "$test_netns_old_" 2>/dev/null)" || continue
+		ip netns delete "$test_netns_old_" 2>/dev/null &&
+			printf '%s\n' "deleted namespace $test_netns_old_, left by a killed run" >&2
+	done
+	return 0
 }
 
 # A signal to the outer script: pass it on to the script in the namespace
@@ -163,6 +228,7 @@ test_isolate_netns () {
 	test -z "$test_immediate_" || test_netns_opts_="$test_netns_opts_ -i"
 	test -z "$test_debug_" || test_netns_opts_="$test_netns_opts_ -d"
 
+	test_netns_gc_
 	test_netns_try_=intutic-t-$test_name_-$$
 	if ! test_netns_err_=$(ip netns add "$test_netns_try_" 2>&1); then
 		test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
@@ -192,11 +258,11 @@ test_isolate_netns () {
 		# to stop its servers, then make sure.
 		test_netns_n_=$((TEST_NETNS_STOP_SECONDS * 10))
 		while test "$test_netns_n_" -gt 0 &&
-		    test_proc_alive_ "$test_netns_child_"; do
+		    test_own_alive_ "$test_netns_child_"; do
 			sleep 0.1
 			test_netns_n_=$((test_netns_n_ - 1))
 		done
-		if test_proc_alive_ "$test_netns_child_"; then
+		if test_own_alive_ "$test_netns_child_"; then
 			printf '%s\n' "# the script in $test_netns_name_ still runs ${TEST_NETNS_STOP_SECONDS}s after SIGTERM: SIGKILL"
 			kill -KILL "$test_netns_child_" 2>/dev/null
 		fi
@@ -310,7 +376,7 @@ test_start_helper_ () {
 	test_helper_port_file_=$test_helper_dir_/$test_helper_name_.port
 	test_helper_log_=$test_helper_dir_/$test_helper_name_.log
 	eval "test_helper_old_=\${test_srv_pid_${test_helper_var_}_:-}"
-	if test -n "$test_helper_old_" && test_proc_alive_ "$test_helper_old_"; then
+	if test -n "$test_helper_old_" && test_own_alive_ "$test_helper_old_"; then
 		echo "start: '$test_helper_name_' already runs (pid $test_helper_old_)" >&2
 		return 1
 	fi
@@ -319,16 +385,16 @@ test_start_helper_ () {
 		--port-file "$test_helper_port_file_" "$@" \
 		</dev/null >>"$test_helper_log_" 2>&1 &
 	test_helper_pid_=$!
-	test_atexit "test_stop_pid_ $test_helper_pid_" || {
+	test_atexit "test_stop_child_ $test_helper_pid_" || {
 		kill -KILL "$test_helper_pid_"
 		return 1
 	}
 	test_helper_n_=$((TEST_PROXY_START_SECONDS * 10))
 	while ! test -s "$test_helper_port_file_"; do
-		if ! test_proc_alive_ "$test_helper_pid_" || test "$test_helper_n_" -le 0; then
+		if ! test_own_alive_ "$test_helper_pid_" || test "$test_helper_n_" -le 0; then
 			echo "start: $test_helper_script_ for '$test_helper_name_' did not start; its log:" >&2
 			cat "$test_helper_log_" >&2
-			test_stop_pid_ "$test_helper_pid_" 1
+			test_stop_child_ "$test_helper_pid_" 1
 			return 1
 		fi
 		sleep 0.1
@@ -389,7 +455,7 @@ stop_server () {
 	eval "test_stop_srv_pid_=\${test_srv_pid_${test_stop_var_}_:-}"
 	test -n "$test_stop_srv_pid_" ||
 		{ echo "stop_server: no server '$1' was started" >&2; return 1; }
-	test_stop_pid_ "$test_stop_srv_pid_"
+	test_stop_child_ "$test_stop_srv_pid_"
 }
 
 # write_hosts FILE NAME=ADDR...: a hosts file ("ADDR NAME" lines) for the
@@ -444,7 +510,7 @@ start_proxy () {
 		echo "start_proxy: '$test_proxy_bin_' was not built (make in $top_builddir)" >&2
 		return 1
 	fi
-	if test -n "$test_proxy_pid_" && test_proc_alive_ "$test_proxy_pid_"; then
+	if test -n "$test_proxy_pid_" && test_own_alive_ "$test_proxy_pid_"; then
 		echo "start_proxy: the proxy already runs (pid $test_proxy_pid_): stop_proxy first" >&2
 		return 1
 	fi
@@ -482,7 +548,7 @@ import json, sys
 print(int(json.load(open(sys.argv[1]))["port"]))
 ' "$PROXY_DIR/state/proxy.json" 2>/dev/null) && break
 		fi
-		if ! test_proc_alive_ "$test_proxy_pid_"; then
+		if ! test_own_alive_ "$test_proxy_pid_"; then
 			wait "$test_proxy_pid_"
 			echo "start_proxy: intutic-proxy exited with status $? before writing state/proxy.json; its log:" >&2
 			tail -n 50 "$PROXY_LOG" >&2
@@ -493,7 +559,7 @@ print(int(json.load(open(sys.argv[1]))["port"]))
 			echo "start_proxy: no port in state/proxy.json after ${TEST_PROXY_START_SECONDS}s; its log:" >&2
 			tail -n 50 "$PROXY_LOG" >&2
 			test -f "$PROXY_DIR/state/proxy.json" && cat "$PROXY_DIR/state/proxy.json" >&2
-			test_stop_pid_ "$test_proxy_pid_"
+			test_stop_child_ "$test_proxy_pid_"
 			test_proxy_pid_=
 			return 1
 		fi
@@ -507,7 +573,7 @@ print(int(json.load(open(sys.argv[1]))["port"]))
 
 test_proxy_cleanup_ () {
 	test -n "$test_proxy_pid_" || return 0
-	test_stop_pid_ "$test_proxy_pid_"
+	test_stop_child_ "$test_proxy_pid_"
 	test_proxy_pid_=
 	return 0
 }
@@ -521,7 +587,7 @@ stop_proxy () {
 	fi
 	test_stop_proxy_pid_=$test_proxy_pid_
 	test_proxy_pid_=
-	if ! test_proc_alive_ "$test_stop_proxy_pid_"; then
+	if ! test_own_alive_ "$test_stop_proxy_pid_"; then
 		wait "$test_stop_proxy_pid_"
 		test_stop_proxy_code_=$?
 		echo "stop_proxy: the proxy had already exited, status $test_stop_proxy_code_" >&2
@@ -530,11 +596,11 @@ stop_proxy () {
 	kill -TERM "$test_stop_proxy_pid_"
 	test_stop_proxy_n_=$((TEST_PROXY_STOP_SECONDS * 10))
 	while test "$test_stop_proxy_n_" -gt 0 &&
-	    test_proc_alive_ "$test_stop_proxy_pid_"; do
+	    test_own_alive_ "$test_stop_proxy_pid_"; do
 		sleep 0.1
 		test_stop_proxy_n_=$((test_stop_proxy_n_ - 1))
 	done
-	if test_proc_alive_ "$test_stop_proxy_pid_"; then
+	if test_own_alive_ "$test_stop_proxy_pid_"; then
 		kill -KILL "$test_stop_proxy_pid_"
 		wait "$test_stop_proxy_pid_"
 		echo "stop_proxy: the proxy still ran ${TEST_PROXY_STOP_SECONDS}s after SIGTERM: killed" >&2
@@ -557,7 +623,7 @@ test_reload_counts_ () {
 # when intutic_reloads_total went up, fails when intutic_reload_errors_total
 # did (the old rules stay).  --no-wait: only the signal.
 reload_proxy () {
-	if test -z "$test_proxy_pid_" || ! test_proc_alive_ "$test_proxy_pid_"; then
+	if test -z "$test_proxy_pid_" || ! test_own_alive_ "$test_proxy_pid_"; then
 		echo "reload_proxy: no proxy runs" >&2
 		return 1
 	fi
@@ -615,7 +681,7 @@ proxy_metric () {
 # run, client, proto (connect|http), host, port, sni, addr, decision
 # (allow|deny), reason, rule, bytes_up, bytes_down, duration_ms, status.
 # A COND is KEY=VALUE, KEY!=VALUE, KEY~REGEX, or KEY>=N, <=, >, < (numbers);
-# a missing key reads as "".  FILE, when given first, has none of = ~ < >
+# a missing key or null reads as "".  FILE, when given first, has none of = ~ < >
 # in it; by default it is $AUDIT_FILE (set by start_proxy), else
 # ./audit.jsonl.  A line that is not a JSON object fails them all.
 

@@ -23,12 +23,15 @@
 
 TLS options: --cacert FILE (verify against it; without it, no
 verification), --sni NAME (default: the host of --to).
+No name is ever looked up: --server, --proxy and (without --proxy) --to
+take an address; a name in --to goes to the proxy as it is.
 Every wait is bounded by --timeout (default 10 s).  Standard library only.
 """
 
 import argparse
 import base64
 import hashlib
+import ipaddress
 import os
 import random
 import socket
@@ -62,6 +65,16 @@ def split_hostport(s, default_host=None):
     return host, int(port)
 
 
+def address(host):
+    """Where this client connects must be an address: it looks no name up
+    (the machine's resolver is not for tests)."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        die("'%s' is a name: connect to an address (names go to the proxy)" % host)
+    return host
+
+
 # --- DNS ---------------------------------------------------------------
 def dns_query(args):
     host, port = split_hostport(args.server, "127.0.0.1")
@@ -75,7 +88,7 @@ def dns_query(args):
     q += b"\0" + struct.pack("!HH", qtype, 1)
     try:
         if args.tcp:
-            s = socket.create_connection((host, port), timeout=args.timeout)
+            s = socket.create_connection((address(host), port), timeout=args.timeout)
             s.sendall(struct.pack("!H", len(q)) + q)
             n = struct.unpack("!H", recv_exact(s, 2))[0]
             r = recv_exact(s, n)
@@ -84,7 +97,7 @@ def dns_query(args):
             s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET,
                               socket.SOCK_DGRAM)
             s.settimeout(args.timeout)
-            s.sendto(q, (host, port))
+            s.sendto(q, (address(host), port))
             for _ in range(10):
                 r, _ = s.recvfrom(65535)
                 if r[:2] == q[:2]:
@@ -174,7 +187,7 @@ def connect(args):
     host, port = split_hostport(args.to)
     if args.proxy and not getattr(args, "forward", False):
         phost, pport = split_hostport(args.proxy, "127.0.0.1")
-        s = socket.create_connection((phost, pport), timeout=args.timeout)
+        s = socket.create_connection((address(phost), pport), timeout=args.timeout)
         auth = "%s:%d" % (host if ":" not in host else "[%s]" % host, port)
         s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (auth, auth)).encode())
         head, rest = read_head(s)
@@ -188,9 +201,9 @@ def connect(args):
             die("proxy sent bytes after its CONNECT answer")
     elif args.proxy:
         phost, pport = split_hostport(args.proxy, "127.0.0.1")
-        s = socket.create_connection((phost, pport), timeout=args.timeout)
+        s = socket.create_connection((address(phost), pport), timeout=args.timeout)
     else:
-        s = socket.create_connection((host, port), timeout=args.timeout)
+        s = socket.create_connection((address(host), port), timeout=args.timeout)
     if args.tls:
         if args.cacert:
             ctx = ssl.create_default_context(cafile=args.cacert)

@@ -356,6 +356,10 @@ def main():
     ap.add_argument("--lifetime", type=float, default=900,
                     help="exit after this many seconds (default 900)")
     args = ap.parse_args()
+    try:
+        ipaddress.ip_address(args.bind)
+    except ValueError:
+        ap.error("--bind takes an address, not a name")
 
     signal.signal(signal.SIGTERM, lambda s, f: sys.exit(0))
     signal.signal(signal.SIGINT, lambda s, f: sys.exit(0))

@@ -17,6 +17,7 @@ client sent).  Each connection's end is logged to stderr as
 """
 
 import argparse
+import ipaddress
 import os
 import select
 import signal
@@ -153,6 +154,10 @@ def main():
     ap.add_argument("--lifetime", type=float, default=900,
                     help="exit after this many seconds (default 900)")
     args = ap.parse_args()
+    try:
+        ipaddress.ip_address(args.bind)
+    except ValueError:
+        ap.error("--bind takes an address, not a name")
     m = args.mode
     if not ((m[0] in ("echo", "sink") and len(m) == 1)
             or (m[0] == "source" and len(m) == 2 and m[1].isdigit()

@@ -1,0 +1,424 @@
+#!/bin/sh
+test_description='reload (SIGHUP), audit reopen (SIGUSR1) and drain (SIGTERM) with tunnels and requests in flight'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+test_isolate_netns
+
+test -x "$top_builddir/proxy/intutic-proxy" ||
+	test_skip_all "intutic-proxy was not built (make in $top_builddir)"
+command -v python3 >/dev/null 2>&1 || test_skip_all "needs python3 (the test servers)"
+command -v curl >/dev/null 2>&1 || test_skip_all "needs curl"
+
+WAIT_SECONDS=10		# a tunnel's answer, a file, a process
+GRACE_MS=5000		# the first proxy's --grace
+HEAD_TIMEOUT_MS=30000	# and --head-timeout: keep-alive connections wait
+SHORT_GRACE_MS=1000	# the second proxy's
+
+# A client connection kept open and driven from the test.  MODE tunnel:
+# CONNECT TARGET through the proxy; then, for each file DIR/send.N that
+# appears (N = 1, 2, ...), send its bytes and write as many bytes as came
+# back to DIR/recv.N.  MODE http: no CONNECT; each DIR/send.N is a request,
+# and DIR/recv.N gets the answer's status line and its (Content-Length)
+# body.  The proxy's answer to the CONNECT (http: "connected") goes to
+# DIR/ready; when the proxy closes the connection, the time goes to
+# DIR/eof; the file DIR/quit makes it close and exit.
+cat >drive.py <<\EOF
+import os, select, socket, sys, time
+LIFETIME = 60
+READ_SECONDS = 5
+mode, proxy, target, d = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+def put(name, data):
+    tmp = os.path.join(d, name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.rename(tmp, os.path.join(d, name))
+
+s = socket.create_connection(("127.0.0.1", proxy), timeout=READ_SECONDS)
+buf = b""
+
+def fill():
+    global buf
+    x = s.recv(65536)
+    if not x:
+        raise EOFError("closed")
+    buf += x
+
+def http_answer():
+    """One response: its status line and Content-Length body."""
+    global buf
+    while b"\r\n\r\n" not in buf:
+        fill()
+    head, _, buf = buf.partition(b"\r\n\r\n")
+    n = 0
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        if k.strip().lower() == b"content-length":
+            n = int(v)
+    while len(buf) < n:
+        fill()
+    body, buf = buf[:n], buf[n:]
+    return head.split(b"\r\n")[0] + b"\n" + body
+
+if mode == "tunnel":
+    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+    try:
+        while b"\r\n\r\n" not in buf:
+            fill()
+    except (OSError, EOFError):
+        put("ready", b"closed\n")
+        sys.exit(1)
+    head, _, buf = buf.partition(b"\r\n\r\n")
+    put("ready", head.split(b"\r\n")[0] + b"\n")
+    if not head.startswith(b"HTTP/1.1 200"):
+        sys.exit(1)
+else:
+    put("ready", b"connected\n")
+n = 1
+end = time.time() + LIFETIME
+while time.time() < end:
+    if os.path.exists(os.path.join(d, "quit")):
+        s.close()
+        sys.exit(0)
+    p = os.path.join(d, "send.%d" % n)
+    if os.path.exists(p):
+        data = open(p, "rb").read()
+        try:
+            s.sendall(data)
+            if mode == "http":
+                out = http_answer()
+            else:
+                while len(buf) < len(data):
+                    fill()
+                out, buf = buf[:len(data)], buf[len(data):]
+        except (OSError, EOFError) as e:
+            out = buf + ("[%s]" % e).encode()
+            buf = b""
+        put("recv.%d" % n, out)
+        n += 1
+        continue
+    r, _, _ = select.select([s], [], [], 0.05)
+    if r:
+        try:
+            x = s.recv(65536)
+        except OSError:
+            x = b""
+        if not x:
+            put("eof", b"%.3f\n" % time.time())
+            sys.exit(0)
+        buf += x
+sys.exit("drive.py: lifetime over")
+EOF
+
+# drive NAME MODE TARGET: a connection driven by drive.py in ./NAME/; waits
+# for it to be ready (NAME/ready).  Its PID is NAME_PID (upper case); it is
+# stopped at the end of the script.
+drive () {
+	rm -rf "$1" && mkdir "$1" || return 1
+	python3 drive.py "$2" "$PROXY_PORT" "$3" "$1" >"$1/log" 2>&1 &
+	drive_pid_=$!
+	eval "$(test_var_name_ "$1")_PID=\$drive_pid_"
+	test_atexit "test_stop_pid_ $drive_pid_" &&
+	test_wait_for_file "$1/ready" "$WAIT_SECONDS"
+}
+
+# tunnel_open NAME TARGET: a tunnel, driven.
+tunnel_open () {
+	drive "$1" tunnel "$2"
+}
+
+# drive_send NAME N: NAME/send.N.tmp becomes message N; wait for its answer.
+drive_send () {
+	mv "$1/send.$2.tmp" "$1/send.$2" &&
+	test_wait_for_file "$1/recv.$2" "$WAIT_SECONDS"
+}
+
+# tunnel_echo NAME N TEXT: send TEXT through the tunnel NAME as message N;
+# its echo must come back.
+tunnel_echo () {
+	printf "%s" "$3" >"$1/send.$2.tmp" &&
+	drive_send "$1" "$2" &&
+	printf "%s" "$3" >"$1/expect.$2" &&
+	test_cmp "$1/expect.$2" "$1/recv.$2"
+}
+
+# ka_get NAME N HOST:PORT: GET / from HOST:PORT on the keep-alive connection
+# NAME as request N; the answer (status line, body) in NAME/recv.N.
+ka_get () {
+	printf "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n" "$3" "$3" >"$1/send.$2.tmp" &&
+	drive_send "$1" "$2"
+}
+
+# make_rules TEMPLATE: t/data/rules/proxy-http/TEMPLATE with this script's
+# ports, as rules.yaml (written whole, then renamed into place).
+make_rules () {
+	sed -e "s/@PORTS@/$A_TEST_PORT, $B_TEST_PORT, $ECHO_PORT/" \
+	    -e "s/@ECHO_PORT@/$ECHO_PORT/" \
+	    "$TEST_DATA/rules/proxy-http/$1" >rules.yaml.tmp &&
+	mv rules.yaml.tmp rules.yaml
+}
+
+# code URL: the status curl gets for URL through the proxy.
+code () {
+	proxy_curl -o /dev/null -w "%{http_code}\n" "$1"
+}
+
+# now: seconds since the epoch, with milliseconds.
+now () {
+	date +%s.%N | cut -c 1-14
+}
+
+# proxy_exit SECONDS: wait until the proxy has exited (at most SECONDS);
+# its exit status (125 when it still runs).
+proxy_exit () {
+	proxy_exit_n_=$(($1 * 10))
+	while test_proc_alive_ "$PROXY_PID"; do
+		if test "$proxy_exit_n_" -le 0; then
+			echo "the proxy (pid $PROXY_PID) still runs ${1}s later" >&2
+			return 125
+		fi
+		sleep 0.1
+		proxy_exit_n_=$((proxy_exit_n_ - 1))
+	done
+	wait "$PROXY_PID"
+	proxy_exit_code_=$?
+	test "$proxy_exit_code_" = 0 && return 0
+	if test "$proxy_exit_code_" -gt 128; then
+		echo "the proxy died by signal $((proxy_exit_code_ - 128)); its log:" >&2
+	else
+		echo "the proxy exited with status $proxy_exit_code_; its log:" >&2
+	fi
+	tail -n 5 "$PROXY_LOG" >&2
+	return "$proxy_exit_code_"
+}
+
+# refused_now: a new connection to the proxy's port is refused (curl's 7),
+# within 3 s.
+refused_now () {
+	refused_n_=30
+	while :; do
+		curl -sS --noproxy "*" --max-time 2 -o /dev/null \
+			"$PROXY_URL/healthz" 2>/dev/null
+		test $? = 7 && return 0
+		if test "$refused_n_" -le 0; then
+			echo "the proxy still accepts connections" >&2
+			return 1
+		fi
+		sleep 0.1
+		refused_n_=$((refused_n_ - 1))
+	done
+}
+
+# closed.py FILE...: every connection with a decision record
+# in the FILEs has exactly one close record there.
+cat >closed.py <<\EOF
+import json, sys
+dec, close = set(), {}
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = json.loads(line)
+        if r["event"] == "decision":
+            dec.add(r["id"])
+        elif r["event"] == "close":
+            close[r["id"]] = close.get(r["id"], 0) + 1
+bad = sorted(i for i in dec if close.get(i) != 1)
+extra = sorted(i for i in close if i not in dec)
+print("%d connections with decisions, %d closed" % (len(dec), len(close)))
+if bad or extra:
+    sys.exit("not closed exactly once: %s; closed, never decided: %s" % (bad, extra))
+EOF
+
+test_expect_success 'setup: two origins, an echo server, names, rules, the proxy' '
+	start_origin a.test &&
+	start_origin b.test &&
+	start_echo &&
+	write_hosts hosts a.test=127.0.0.1 b.test=127.0.0.1 echo.test=127.0.0.1 &&
+	make_rules reload-before.yaml &&
+	start_proxy rules.yaml --grace $GRACE_MS --head-timeout $HEAD_TIMEOUT_MS &&
+	A=http://a.test:$A_TEST_PORT &&
+	B=http://b.test:$B_TEST_PORT &&
+	test "$(code "$A/")" = 200 &&
+	test "$(code "$B/")" = 403
+'
+
+test_expect_success 'a tunnel to echo.test (an explicit-port entry) carries bytes both ways' '
+	tunnel_open t1 "echo.test:$ECHO_PORT" &&
+	echo "HTTP/1.1 200 Connection established" >expect &&
+	test_cmp expect t1/ready &&
+	tunnel_echo t1 1 "one, before any reload" &&
+	test "$(proxy_metric intutic_tunnels_active)" = 1
+'
+
+test_expect_success 'a keep-alive connection: a.test allowed on it' '
+	drive k1 http - &&
+	ka_get k1 1 "a.test:$A_TEST_PORT" &&
+	printf "HTTP/1.1 200 OK\nhello from a.test:%s\n" "$A_TEST_PORT" >expect &&
+	test_cmp expect k1/recv.1
+'
+
+# --- SIGHUP --------------------------------------------------------------------------
+
+test_expect_success 'SIGHUP with a good file: b.test newly allowed, a.test and echo.test newly denied' '
+	make_rules reload-after.yaml &&
+	reload_proxy &&
+	test "$(proxy_metric intutic_reloads_total)" = 1 &&
+	test_grep "rules reloaded from .rules\.yaml.: 4 entries" "$PROXY_LOG" &&
+	test "$(code "$B/")" = 200 &&
+	proxy_curl -D head -o body -w "%{http_code}\n" "$A/" >status &&
+	echo 403 >expect &&
+	test_cmp expect status &&
+	test_grep "^X-Intutic-Error: denied" head &&
+	tunnel_open t1b "echo.test:$ECHO_PORT" &&
+	test_grep "^HTTP/1.1 403 " t1b/ready
+'
+
+test_expect_success 'the tunnel opened before the reload is not dropped and still carries bytes' '
+	tunnel_echo t1 2 "two, after the reload" &&
+	test_path_is_missing t1/eof &&
+	test "$(proxy_metric intutic_tunnels_active)" = 1
+'
+
+test_expect_success 'the keep-alive connection from before the reload keeps its rules: a.test still allowed there' '
+	ka_get k1 2 "a.test:$A_TEST_PORT" &&
+	printf "HTTP/1.1 200 OK\nhello from a.test:%s\n" "$A_TEST_PORT" >expect &&
+	test_cmp expect k1/recv.2 &&
+	ka_get k1 3 "b.test:$B_TEST_PORT" &&
+	head -n 1 k1/recv.3 >status &&
+	echo "HTTP/1.1 403 Forbidden" >expect &&
+	test_cmp expect status
+'
+
+test_expect_success 'SIGHUP with a file that does not load: refused, counted, logged with file:line:col' '
+	cp rules.yaml rules.good &&
+	cp "$TEST_DATA/rules/proxy-http/reload-bad.yaml" rules.yaml.tmp &&
+	mv rules.yaml.tmp rules.yaml &&
+	test_must_fail reload_proxy 2>err &&
+	test_grep "refused the reload" err &&
+	test "$(proxy_metric intutic_reload_errors_total)" = 1 &&
+	test "$(proxy_metric intutic_reloads_total)" = 1 &&
+	test_grep "reload refused, the old rules stay: rules\.yaml:7:7: found mode .loud." "$PROXY_LOG" &&
+	test "$(grep -c "reload refused" "$PROXY_LOG")" = 1 &&
+	test_proc_alive_ "$PROXY_PID"
+'
+
+test_expect_success 'after the refused reload the rules in force are still the good ones' '
+	test "$(code "$B/")" = 200 &&
+	test "$(code "$A/")" = 403 &&
+	test "$(proxy_metric intutic_rules_entries)" = 4 &&
+	tunnel_echo t1 3 "three, after the bad reload" &&
+	curl -sS --noproxy "*" --max-time 10 "$PROXY_URL/healthz" >out &&
+	echo ok >expect &&
+	test_cmp expect out &&
+	mv rules.good rules.yaml
+'
+
+# --- SIGUSR1 ----------------------------------------------------------------------------
+
+test_expect_success 'SIGUSR1 reopens the audit log: after a rename, new records go to a new file' '
+	mv audit.jsonl audit.1.jsonl &&
+	kill -USR1 "$PROXY_PID" &&
+	n=50 &&
+	until test -f audit.jsonl; do
+		test $n -gt 0 || { echo "no new audit.jsonl after SIGUSR1" >&2; return 1; }
+		sleep 0.1
+		n=$((n - 1))
+	done &&
+	lines=$(($(wc -l <audit.1.jsonl))) &&
+	test "$(code "$B/status/204")" = 204 &&
+	audit_wait audit.jsonl event=close status=204 &&
+	test "$(audit_count audit.jsonl event=decision)" = 1 &&
+	test "$(($(wc -l <audit.1.jsonl)))" = "$lines"
+'
+
+# --- SIGTERM --------------------------------------------------------------------------------
+
+test_expect_success 'SIGTERM with a tunnel open, a keep-alive connection idle and a slow answer in flight' '
+	drive k2 http - &&
+	ka_get k2 1 "b.test:$B_TEST_PORT" &&
+	test_grep "^HTTP/1.1 200 OK\$" k2/recv.1 || return 1
+	proxy_curl -o slow.out -w "%{http_code}\n" "$B/slow?ms=1500" \
+		>slow.code 2>slow.err &
+	SLOW_PID=$!
+	n=50 &&
+	until grep -q "GET /slow" "$B_TEST_LOG"; do
+		test $n -gt 0 || { echo "the slow request never reached b.test" >&2; return 1; }
+		sleep 0.1
+		n=$((n - 1))
+	done &&
+	TERM_AT=$(now) &&
+	kill -TERM "$PROXY_PID"
+'
+
+test_expect_success 'it drains: new connections are refused, the idle keep-alive one is closed at once' '
+	refused_now &&
+	test_wait_for_file k2/eof 2 &&
+	test_proc_alive_ "$PROXY_PID"
+'
+
+test_expect_success 'while it drains, the open tunnel still works' '
+	tunnel_echo t1 4 "four, while draining"
+'
+
+test_expect_success 'the answer in flight completes' '
+	wait "$SLOW_PID" &&
+	echo 200 >expect &&
+	test_cmp expect slow.code &&
+	echo "slept 1500 ms" >expect &&
+	test_cmp expect slow.out
+'
+
+test_expect_success 'once the tunnel ends, the proxy exits 0, well within the grace period' '
+	: >t1/quit &&
+	proxy_exit "$WAIT_SECONDS" &&
+	END_AT=$(now) &&
+	awk -v a="$TERM_AT" -v b="$END_AT" -v g="$GRACE_MS" \
+		"BEGIN { exit !(b - a < g / 1000 - 1) }" &&
+	test_path_is_missing state/proxy.json &&
+	test_grep "stopping: no new connections" "$PROXY_LOG" &&
+	test_grep -v "grace period over" "$PROXY_LOG"
+'
+
+test_expect_success 'no record lost: every connection decided has its close record' '
+	python3 closed.py audit.1.jsonl audit.jsonl &&
+	audit_count audit.jsonl event=close proto=connect "bytes_up>=80" >n &&
+	echo 1 >expect &&
+	test_cmp expect n &&
+	audit_count audit.jsonl event=close status=200 host=b.test "duration_ms>=1500" >n &&
+	test_cmp expect n
+'
+
+# --- the grace period ends ---------------------------------------------------------------------
+
+# Four workers whatever the machine: one tunnel leaves at least three of them
+# with nothing to drain, which ends at once while the other waits.
+test_expect_success "a proxy with --grace $SHORT_GRACE_MS and a tunnel that stays open" '
+	mkdir p2 &&
+	cp hosts resolv.conf p2/ &&
+	cd p2 &&
+	make_rules reload-before.yaml &&
+	start_proxy rules.yaml --grace $SHORT_GRACE_MS --workers 4 &&
+	cd .. &&
+	tunnel_open t2 "echo.test:$ECHO_PORT" &&
+	tunnel_echo t2 1 "hello from a tunnel that stays"
+'
+
+test_expect_success 'SIGTERM: after about the grace period, the proxy closes the tunnel and exits 0' '
+	TERM_AT=$(now) &&
+	kill -TERM "$PROXY_PID" &&
+	proxy_exit "$WAIT_SECONDS" &&
+	END_AT=$(now) &&
+	awk -v a="$TERM_AT" -v b="$END_AT" -v g="$SHORT_GRACE_MS" \
+		"BEGIN { d = b - a; exit !(d >= g / 1000 - 0.1 && d < g / 1000 + 2) }" &&
+	test_wait_for_file t2/eof 5 &&
+	test_grep "grace period over" p2/proxy.log
+'
+
+test_expect_success 'the closed tunnel has its close record too' '
+	python3 closed.py p2/audit.jsonl &&
+	audit_count p2/audit.jsonl event=close proto=connect host=echo.test \
+		"bytes_up>=30" "bytes_down>=30" >n &&
+	echo 1 >expect &&
+	test_cmp expect n
+'
+
+test_done
