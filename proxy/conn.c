@@ -739,8 +739,19 @@ conn_resolve(struct conn *c)
 	/* May call back before it returns (hosts file, errors). */
 	req = evdns_getaddrinfo(c->w->dns, c->host.text, NULL, &hints,
 	    conn_resolved_cb, l);
-	if (req != NULL && c->lookup == l)
-		l->req = req;
+	if (req == NULL || c->lookup != l)
+		return;		/* answered already (hosts file, error) */
+	l->req = req;
+	if (evdns_base_count_nameservers(c->w->dns) == 0) {
+		/* Not in the hosts file and nobody to ask: fail now. */
+		l->c = NULL;
+		c->lookup = NULL;
+		evdns_getaddrinfo_cancel(req);
+		METRIC_ADD(c->p, dns_failures, 1);
+		conn_fail(c, 502, CONN_REASON_DNS_FAILED,
+		    "the name is not in the hosts file and no nameserver is "
+		    "configured");
+	}
 }
 
 /* A literal address is its own answer, checked like a resolved one. */

@@ -377,12 +377,21 @@ worker_free(struct worker *w)
 	w->stop_ev = w->resume_ev = NULL;
 }
 
+/* evdns's own messages, as debug lines (nameserver up/down, ...). */
+static void
+worker_dns_log_cb(int severity, const char *msg)
+{
+	(void)severity;
+	debug_f("evdns: %s", msg);
+}
+
 static int
 worker_dns_init(struct worker *w)
 {
 	const struct proxy_config *cfg = &w->p->cfg;
 	int r;
 
+	evdns_set_log_fn(worker_dns_log_cb);
 	w->dns = evdns_base_new(w->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
 	if (w->dns == NULL)
 		return -1;
@@ -400,6 +409,9 @@ worker_dns_init(struct worker *w)
 		return -1;
 	}
 	evdns_base_search_clear(w->dns);
+	if (evdns_base_count_nameservers(w->dns) == 0 && w->id == 0)
+		warn_msg("no nameserver in '%s': only names in '%s' resolve",
+		    cfg->resolv_conf, cfg->hosts_file);
 	if (evdns_base_load_hosts(w->dns, cfg->hosts_file) != 0) {
 		error("cannot read hosts file '%s'", cfg->hosts_file);
 		return -1;

@@ -184,6 +184,20 @@ test_netns_exit_ () {
 	exit "$1"
 }
 
+# test_sanitizer_check_: fails (and shows the report) when a proxy the
+# script ran wrote a sanitizer report to its log: CI builds with ASan and
+# UBSan, and a report in a background process must fail the script.
+test_sanitizer_check_ () {
+	test_san_logs_=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: UndefinedBehaviorSanitizer' \
+		--include=proxy.log "$TRASH_DIRECTORY" 2>/dev/null)
+	test -z "$test_san_logs_" && return 0
+	for test_san_log_ in $test_san_logs_; do
+		printf '%s\n' "sanitizer report in $test_san_log_:" >&2
+		grep -A30 -E 'Sanitizer|runtime error' "$test_san_log_" | head -60 >&2
+	done
+	return 1
+}
+
 # test_isolate_netns: run this script in a network namespace of its own, where
 # only lo exists.  Call it right after sourcing the libraries, before any
 # test.  Outside: creates intutic-t-<script>-<pid>, brings lo up, runs the
@@ -525,6 +539,8 @@ start_proxy () {
 	test -f "$PROXY_DIR/hosts" || : >"$PROXY_DIR/hosts" || return 1
 	test -f "$PROXY_DIR/resolv.conf" || write_resolv_conf || return 1
 	if test -z "$test_proxy_atexit_"; then
+		# Last in, first out: stop the proxy, then read its logs.
+		test_atexit 'test_sanitizer_check_' || return 1
 		test_atexit 'test_proxy_cleanup_' || return 1
 		test_proxy_atexit_=1
 	fi
