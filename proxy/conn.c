@@ -623,13 +623,26 @@ conn_decide(struct conn *c)
 	return -1;
 }
 
-/* Picks the first answer the rules allow; the others are never dialled. */
+static void
+conn_pin_addr(struct conn *c, const struct evutil_addrinfo *ai)
+{
+	memcpy(&c->addr, ai->ai_addr, ai->ai_addrlen);
+	c->addrlen = (socklen_t)ai->ai_addrlen;
+	sockaddr_text(ai->ai_addr, c->addr_text, sizeof(c->addr_text), 0);
+}
+
+/*
+ * Picks the first answer the rules allow; the others are never dialled.
+ * In report mode, when none is allowed, the first one is dialled all the
+ * same and the decision records the address's denial.
+ */
 static int
 conn_pin(struct conn *c, const struct evutil_addrinfo *ai)
 {
+	const struct evutil_addrinfo *first_bad_ai = NULL;
 	struct rules_decision ad, first_bad;
 	struct rules_addr a;
-	int have_bad = 0, own = 0;
+	int own = 0;
 
 	memset(&first_bad, 0, sizeof(first_bad));
 	for (; ai != NULL; ai = ai->ai_next) {
@@ -646,33 +659,36 @@ conn_pin(struct conn *c, const struct evutil_addrinfo *ai)
 			    htons(c->port);
 		} else
 			continue;
+		/* Never a loop, not even in report mode. */
 		if (proxy_is_own_addr(c->p, ai->ai_addr)) {
 			own = 1;
 			continue;
 		}
 		rules_check_addr(c->rules, &a, c->port, &ad);
-		if (ad.verdict != RULES_ALLOW &&
-		    rules_mode(c->rules) != RULES_MODE_REPORT) {
-			if (!have_bad) {
-				first_bad = ad;
-				have_bad = 1;
-			}
-			continue;
+		if (ad.verdict == RULES_ALLOW) {
+			conn_pin_addr(c, ai);
+			return 0;
 		}
-		if (ad.verdict != RULES_ALLOW)
-			c->report_only = 1;
-		memcpy(&c->addr, ai->ai_addr, ai->ai_addrlen);
-		c->addrlen = (socklen_t)ai->ai_addrlen;
-		sockaddr_text(ai->ai_addr, c->addr_text, sizeof(c->addr_text), 0);
-		return 0;
+		if (first_bad_ai == NULL) {
+			first_bad = ad;
+			first_bad_ai = ai;
+		}
 	}
-	if (have_bad) {
+	if (first_bad_ai != NULL) {
 		const struct rules_entry *name_entry = c->d.entry;
 
-		c->d = first_bad;
-		if (c->d.entry == NULL)
-			c->d.entry = name_entry;
-		c->d.verdict = RULES_DENY;
+		/* A name denied already (report mode) keeps that reason. */
+		if (!c->report_only) {
+			c->d = first_bad;
+			if (c->d.entry == NULL)
+				c->d.entry = name_entry;
+			c->d.verdict = RULES_DENY;
+		}
+		if (rules_mode(c->rules) == RULES_MODE_REPORT) {
+			c->report_only = 1;
+			conn_pin_addr(c, first_bad_ai);
+			return 0;
+		}
 		conn_fail(c, 403, reason_from_rules(first_bad.reason),
 		    first_bad.reason == RULES_REASON_DENIED ?
 		    "the name resolves to a denied address" :

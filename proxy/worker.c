@@ -144,9 +144,28 @@ worker_listen_all(struct proxy *p)
 	return 0;
 }
 
+/* An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address. */
+static const struct sockaddr *
+unmap(const struct sockaddr *sa, struct sockaddr_in *buf)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+	if (sa->sa_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+		return sa;
+	memset(buf, 0, sizeof(*buf));
+	buf->sin_family = AF_INET;
+	buf->sin_port = s6->sin6_port;
+	memcpy(&buf->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+	return (const struct sockaddr *)buf;
+}
+
 static int
 same_ip(const struct sockaddr *a, const struct sockaddr *b)
 {
+	struct sockaddr_in ua = { .sin_family = AF_UNSPEC }, ub = ua;
+
+	a = unmap(a, &ua);
+	b = unmap(b, &ub);
 	if (a->sa_family != b->sa_family)
 		return 0;
 	if (a->sa_family == AF_INET)
@@ -178,9 +197,12 @@ int
 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa)
 {
 	struct ifaddrs *ifs, *ifa;
+	struct sockaddr_in unmapped = { .sin_family = AF_UNSPEC };
 	uint16_t port;
 	size_t i;
 	int own = 0, wildcard = 0;
+
+	sa = unmap(sa, &unmapped);
 
 	if (sa->sa_family == AF_INET)
 		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);

@@ -47,7 +47,7 @@ since () {
 	since_n_=$((WAIT_SECONDS * 10))
 	while :; do
 		tail -n "+$((MARK + 1))" "$AUDIT_FILE" >since.jsonl || return 1
-		since_got_=$(audit_count since.jsonl event=close) || return 1
+		since_got_=$(recs event=close) || return 1
 		test "$since_got_" -ge "$1" && return 0
 		if test "$since_n_" -le 0; then
 			echo "since: $since_got_ close records after ${WAIT_SECONDS}s, expected $1; the records since the mark:" >&2
@@ -57,6 +57,12 @@ since () {
 		sleep 0.1
 		since_n_=$((since_n_ - 1))
 	done
+}
+
+# recs COND...: how many of the records since the mark (since.jsonl, which
+# `since` and `conn` write) match every COND.
+recs () {
+	audit_count since.jsonl "$@"
 }
 
 # conn [COND...] [-- COND...]: the connection made since the mark had one
@@ -150,44 +156,68 @@ if not audit.matches(closes[0], cconds):
     fail("the close record does not match %s" % " ".join(cwords))
 PY
 
-cat >hold.py <<\EOF
-# hold.py PROXY_PORT HOST:PORT N READY GO: opens N CONNECT tunnels to
-# HOST:PORT (an echo server), sees a line echoed through each, writes
-# READY, waits (30 s at most) until GO exists, closes them all.
+cat >tunnel.py <<\EOF
+# tunnel.py PROXY_PORT HOST:PORT MODE ...: a CONNECT tunnel to HOST:PORT,
+# its answer read one byte at a time, so that bytes a server sends first
+# are never taken for part of it (client.py refuses them).
+#   get TEXT          sends TEXT, half-closes, writes what comes back to
+#                     stdout
+#   hold N READY GO   N tunnels, each seeing a line echoed; then writes
+#                     READY, waits (30 s at most) until GO exists, closes
+#                     them all
 import os, socket, sys, time
-port, to, n, ready, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-socks = []
-for i in range(n):
+
+def tunnel(port, to):
     s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
     s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (to, to)).encode())
     buf = b""
-    while b"\r\n\r\n" not in buf:
-        d = s.recv(4096)
-        if not d:
-            sys.exit("tunnel %d: closed before the answer: %r" % (i, buf))
+    while not buf.endswith(b"\r\n\r\n"):
+        d = s.recv(1)
+        if not d or len(buf) > 4096:
+            sys.exit("no answer to CONNECT: %r" % buf)
         buf += d
     if not buf.startswith(b"HTTP/1.1 200 "):
-        sys.exit("tunnel %d: answer %r" % (i, buf))
-    msg = b"ping %d\n" % i
-    s.sendall(msg)
-    got = b""
-    while len(got) < len(msg):
-        d = s.recv(100)
+        sys.exit("answer to CONNECT: %r" % buf)
+    return s
+
+port, to, mode = sys.argv[1:4]
+if mode == "get":
+    s = tunnel(port, to)
+    s.sendall(sys.argv[4].encode())
+    s.shutdown(socket.SHUT_WR)
+    out = sys.stdout.buffer
+    while True:
+        d = s.recv(65536)
         if not d:
-            sys.exit("tunnel %d: closed after %r" % (i, got))
-        got += d
-    if got != msg:
-        sys.exit("tunnel %d: echo %r" % (i, got))
-    socks.append(s)
-with open(ready, "w") as f:
-    f.write("%d\n" % n)
-deadline = time.monotonic() + 30
-while not os.path.exists(go):
-    if time.monotonic() > deadline:
-        sys.exit("no %s after 30 s" % go)
-    time.sleep(0.05)
-for s in socks:
-    s.close()
+            break
+        out.write(d)
+elif mode == "hold":
+    n, ready, go = int(sys.argv[4]), sys.argv[5], sys.argv[6]
+    socks = []
+    for i in range(n):
+        s = tunnel(port, to)
+        msg = b"ping %d\n" % i
+        s.sendall(msg)
+        got = b""
+        while len(got) < len(msg):
+            d = s.recv(100)
+            if not d:
+                sys.exit("tunnel %d: closed after %r" % (i, got))
+            got += d
+        if got != msg:
+            sys.exit("tunnel %d: echo %r" % (i, got))
+        socks.append(s)
+    with open(ready, "w") as f:
+        f.write("%d\n" % n)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(go):
+        if time.monotonic() > deadline:
+            sys.exit("no %s after 30 s" % go)
+        time.sleep(0.05)
+    for s in socks:
+        s.close()
+else:
+    sys.exit("tunnel.py: unknown mode %s" % mode)
 EOF
 
 test_expect_success 'setup: servers, names, rules, the proxy' '
@@ -240,9 +270,10 @@ test_expect_success 'curl --proxytunnel http: plain HTTP inside the tunnel, no S
 		bytes_down=$(($(wc -c <head) - 39 + $(wc -c <body)))
 '
 
-test_expect_success 'a download of 1.5 MiB: every byte, and the close record counts them' '
+test_expect_success 'a download of 1.5 MiB after a half-close: every byte, counted in the close record' '
 	mark &&
-	tcp --to "source.test:$SOURCE_PORT" --send x >down 2>err &&
+	python3 tunnel.py "$PROXY_PORT" "source.test:$SOURCE_PORT" get x \
+		>down 2>err &&
 	test "$(wc -c <down)" = "$DOWN_BYTES" &&
 	# what echo.py --mode source sends
 	repeat "$DOWN_BYTES" \
@@ -279,15 +310,6 @@ test_expect_success 'half-close: the echo still comes back after the client sent
 	test_grep "in=18 out=18\$" "$ECHO_LOG"
 '
 
-test_expect_success 'half-close first, then 1.5 MiB down: every byte after the FIN' '
-	mark &&
-	tcp --to "source.test:$SOURCE_PORT" --send x --half-close >down 2>err &&
-	cmp down.expect down &&
-	conn host=source.test port="$SOURCE_PORT" decision=allow \
-		reason=allowed \
-		-- bytes_up=1 bytes_down="$DOWN_BYTES"
-'
-
 test_expect_success 'keep-alive: two https requests in one tunnel, one decision' '
 	mark &&
 	pcurl -v -o body1 -o body2 "https://origin.test:$TLS_PORT/" \
@@ -302,8 +324,12 @@ test_expect_success 'keep-alive: two https requests in one tunnel, one decision'
 '
 
 test_expect_success 'keep-alive: three pipelined http requests in one tunnel' '
-	printf "GET / HTTP/1.1\\r\\nHost: plain.test:%s\\r\\n\\r\\nGET /bytes/7 HTTP/1.1\\r\\nHost: plain.test:%s\\r\\n\\r\\nGET /chunked/10 HTTP/1.1\\r\\nHost: plain.test:%s\\r\\nConnection: close\\r\\n\\r\\n" \
-		"$HTTP_PORT" "$HTTP_PORT" "$HTTP_PORT" >req &&
+	for path in / /bytes/7; do
+		printf "GET %s HTTP/1.1\\r\\nHost: plain.test:%s\\r\\n\\r\\n" \
+			"$path" "$HTTP_PORT" || return 1
+	done >req &&
+	printf "GET /chunked/10 HTTP/1.1\\r\\nHost: plain.test:%s\\r\\n%s\\r\\n\\r\\n" \
+		"$HTTP_PORT" "Connection: close" >>req &&
 	mark &&
 	tcp --to "plain.test:$HTTP_PORT" --send-file req >out 2>err &&
 	grep -o "HTTP/1\\.1 200 OK" out >statuses &&
@@ -332,13 +358,14 @@ test_expect_success "$PARALLEL tunnels at once, each with its own bytes" '
 		i=$((i + 1))
 	done &&
 	since $PARALLEL &&
-	test "$(audit_count since.jsonl event=decision host=echo.test decision=allow reason=allowed)" = $PARALLEL &&
-	test "$(audit_count since.jsonl event=decision)" = $PARALLEL &&
-	test "$(audit_count since.jsonl event=close)" = $PARALLEL &&
+	test "$(recs event=decision host=echo.test decision=allow \
+		reason=allowed)" = $PARALLEL &&
+	test "$(recs event=decision)" = $PARALLEL &&
+	test "$(recs event=close)" = $PARALLEL &&
 	i=0 &&
 	while test $i -lt $PARALLEL; do
 		n=$(wc -c <in.$i) &&
-		test "$(audit_count since.jsonl event=close bytes_up=$n bytes_down=$n)" = 1 || return 1
+		test "$(recs event=close bytes_up=$n bytes_down=$n)" = 1 || return 1
 		i=$((i + 1))
 	done
 '
@@ -346,7 +373,7 @@ test_expect_success "$PARALLEL tunnels at once, each with its own bytes" '
 test_expect_success 'intutic_tunnels_active: up while tunnels are open, back to 0 after' '
 	rm -f ready go &&
 	mark || return 1
-	python3 hold.py "$PROXY_PORT" "echo.test:$ECHO_PORT" 3 ready go \
+	python3 tunnel.py "$PROXY_PORT" "echo.test:$ECHO_PORT" hold 3 ready go \
 		>hold.out 2>&1 &
 	HOLD=$! &&
 	test_when_finished "touch go; kill $HOLD 2>/dev/null; wait $HOLD 2>/dev/null; :" &&
@@ -356,8 +383,8 @@ test_expect_success 'intutic_tunnels_active: up while tunnels are open, back to 
 	wait $HOLD &&
 	wait_metric intutic_tunnels_active 0 &&
 	since 3 &&
-	test "$(audit_count since.jsonl event=decision reason=allowed host=echo.test)" = 3 &&
-	test "$(audit_count since.jsonl event=close bytes_up=7 bytes_down=7)" = 3
+	test "$(recs event=decision reason=allowed host=echo.test)" = 3 &&
+	test "$(recs event=close bytes_up=7 bytes_down=7)" = 3
 '
 
 test_expect_success 'after all that: no tunnel left, one connection (this scrape)' '

@@ -38,28 +38,10 @@ fill () {
 	fi
 }
 
-# mark: remember how long the audit log is; `since` reads what came after.
+# mark: remember how long the audit log is; `conn` reads what came after.
 mark () {
 	MARK=$(wc -l <"$AUDIT_FILE") || return 1
 	MARK=$((MARK))
-}
-
-# since N: wait (at most WAIT_SECONDS) until N close records were written
-# after the mark; since.jsonl then holds every record written after it.
-since () {
-	since_n_=$((WAIT_SECONDS * 10))
-	while :; do
-		tail -n "+$((MARK + 1))" "$AUDIT_FILE" >since.jsonl || return 1
-		since_got_=$(audit_count since.jsonl event=close) || return 1
-		test "$since_got_" -ge "$1" && return 0
-		if test "$since_n_" -le 0; then
-			echo "since: $since_got_ close records after ${WAIT_SECONDS}s, expected $1; the records since the mark:" >&2
-			cat since.jsonl >&2
-			return 1
-		fi
-		sleep 0.1
-		since_n_=$((since_n_ - 1))
-	done
 }
 
 # conn [COND...] [-- COND...]: the connection made since the mark had one

@@ -45,7 +45,7 @@ since () {
 	since_n_=$((WAIT_SECONDS * 10))
 	while :; do
 		tail -n "+$((MARK + 1))" "$AUDIT_FILE" >since.jsonl || return 1
-		since_got_=$(audit_count since.jsonl event=close) || return 1
+		since_got_=$(recs event=close) || return 1
 		test "$since_got_" -ge "$1" && return 0
 		if test "$since_n_" -le 0; then
 			echo "since: $since_got_ close records after ${WAIT_SECONDS}s, expected $1; the records since the mark:" >&2
@@ -55,6 +55,12 @@ since () {
 		sleep 0.1
 		since_n_=$((since_n_ - 1))
 	done
+}
+
+# recs COND...: how many of the records since the mark (since.jsonl, which
+# `since` and `conn` write) match every COND.
+recs () {
+	audit_count since.jsonl "$@"
 }
 
 # conn [COND...] [-- COND...]: the connection made since the mark had one
@@ -262,9 +268,11 @@ test_expect_success ADDRS 'IP literals outside the allowed CIDRs: refused, never
 	refused port-not-allowed &&
 	test_grep -F "(rule $RULES:18)" body &&
 	since 2 &&
-	test "$(audit_count since.jsonl event=decision)" = 2 &&
-	test "$(audit_count since.jsonl event=decision host=$PUBLIC port=$DUAL_PORT decision=deny reason=not-allowlisted)" = 1 &&
-	test "$(audit_count since.jsonl event=decision host=127.0.0.1 port=$INTERNAL_PORT decision=deny reason=port-not-allowed rule=$RULES:18)" = 1 &&
+	test "$(recs event=decision)" = 2 &&
+	test "$(recs event=decision host=$PUBLIC port=$DUAL_PORT \
+		decision=deny reason=not-allowlisted)" = 1 &&
+	test "$(recs event=decision host=127.0.0.1 port=$INTERNAL_PORT \
+		decision=deny reason=port-not-allowed rule=$RULES:18)" = 1 &&
 	test_grep -v "^public: GET" "$PUBLIC_LOG" &&
 	test "$(count " in=" "$INTERNAL_LOG")" = 0
 '
@@ -286,9 +294,10 @@ test_expect_success ADDRS 'other spellings of 127.0.0.1: invalid-host, never dia
 		refused invalid-host || return 1
 	done &&
 	since 6 &&
-	test "$(audit_count since.jsonl event=decision)" = 6 &&
-	test "$(audit_count since.jsonl event=decision decision=deny reason=invalid-host status=403)" = 6 &&
-	test "$(audit_count since.jsonl event=decision addr!=)" = 0 &&
+	test "$(recs event=decision)" = 6 &&
+	test "$(recs event=decision decision=deny reason=invalid-host \
+		status=403)" = 6 &&
+	test "$(recs event=decision addr!=)" = 0 &&
 	test "$(count " in=" "$SPELL_LOG")" = 1
 '
 
@@ -339,9 +348,11 @@ test_expect_success ADDRS 'the proxy itself as the target, allowed by a CIDR and
 	raw_connect "self.test:$PROXY_PORT" &&
 	refused own-address &&
 	since 2 &&
-	test "$(audit_count since.jsonl event=decision)" = 2 &&
-	test "$(audit_count since.jsonl event=decision host=127.0.0.1 port=$PROXY_PORT decision=deny reason=own-address status=403)" = 1 &&
-	test "$(audit_count since.jsonl event=decision host=self.test port=$PROXY_PORT decision=deny reason=own-address status=403)" = 1 &&
+	test "$(recs event=decision)" = 2 &&
+	test "$(recs event=decision host=127.0.0.1 port=$PROXY_PORT \
+		decision=deny reason=own-address status=403)" = 1 &&
+	test "$(recs event=decision host=self.test port=$PROXY_PORT \
+		decision=deny reason=own-address status=403)" = 1 &&
 	test "$(proxy_metric intutic_connections_active)" = 1
 '
 
@@ -351,8 +362,9 @@ test_expect_success ADDRS 'the proxy itself as an IPv4-mapped IPv6 literal: refu
 	raw_connect "[::ffff:127.0.0.1]:$PROXY_PORT" 2 &&
 	test_grep "^HTTP/1\\.1 403 " resp &&
 	since 1 &&
-	test "$(audit_count since.jsonl event=decision)" = 1 &&
-	test "$(audit_count since.jsonl event=decision decision=deny status=403 "reason~^(own-address|invalid-host)\$")" = 1 &&
+	test "$(recs event=decision)" = 1 &&
+	test "$(recs event=decision decision=deny status=403 \
+		"reason~^(own-address|invalid-host)\$")" = 1 &&
 	test "$(proxy_metric intutic_connections_total)" = $((before + 2))
 '
 
@@ -360,7 +372,8 @@ test_expect_success ADDRS 'the proxy itself as an IPv4-mapped IPv6 literal: refu
 
 test_expect_success ADDRS 'report mode: a proxy with the same names, mode: report' '
 	stop_proxy &&
-	fill report.yaml report.yaml ORIGIN_PORT="$ORIGIN_PORT" &&
+	fill report.yaml report.yaml ORIGIN_PORT="$ORIGIN_PORT" \
+		DUAL_PORT="$DUAL_PORT" &&
 	RULES=$PWD/report.yaml &&
 	"$INTUTIC" rules check "$RULES" &&
 	start_proxy "$RULES"
@@ -381,7 +394,7 @@ test_expect_success ADDRS 'report mode: a denied name passes, logged as deny den
 	proxy_curl -p -o body "http://blocked.x.test:$ORIGIN_PORT/" &&
 	test_grep "^hello from blocked\\.x\\.test:" body &&
 	conn host=blocked.x.test decision=deny reason=denied \
-		rule="$RULES:11"
+		rule="$RULES:12"
 '
 
 test_expect_success ADDRS 'report mode: a wrong port passes, logged as deny port-not-allowed' '
@@ -401,6 +414,17 @@ test_expect_success ADDRS 'report mode: an allowed name at an internal address p
 	test_grep "^hello from allowed\\.test:" body &&
 	conn host=allowed.test addr=127.0.0.1 decision=deny \
 		reason=internal-address
+'
+
+test_expect_success ADDRS 'report mode: loopback and public addresses: the public one, as in enforce mode' '
+	mark &&
+	proxy_curl -p -D head -o body "http://dual-b.test:$DUAL_PORT/" &&
+	echo "hello from dual-b.test:$DUAL_PORT" >expect &&
+	test_cmp expect body &&
+	test_grep "^X-Origin: public" head &&
+	conn host=dual-b.test addr="$PUBLIC" decision=allow reason=allowed \
+		rule="$RULES:10" &&
+	test "$(count " in=" "$LOOP_LOG")" = 0
 '
 
 test_done
