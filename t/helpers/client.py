@@ -166,15 +166,17 @@ def recv_exact(s, n):
 
 
 # --- connections ---------------------------------------------------------
-def read_head(s):
-    """Read an HTTP response head; returns (status line, rest of buffer)."""
+def read_head(s, exact=False):
+    """Read an HTTP response head; returns (status line, rest of buffer).
+    exact: one byte at a time, so that nothing after the head is read
+    (a CONNECT answer, after which a server may speak first)."""
     buf = b""
     for _ in range(HEAD_MAX):
         if b"\r\n\r\n" in buf:
             break
         if len(buf) > HEAD_MAX:
             die("response head too long")
-        d = s.recv(4096)
+        d = s.recv(1 if exact else 4096)
         if not d:
             die("connection closed before a response head (%r)" % buf[:200], 1)
         buf += d
@@ -190,7 +192,7 @@ def connect(args):
         s = socket.create_connection((address(phost), pport), timeout=args.timeout)
         auth = "%s:%d" % (host if ":" not in host else "[%s]" % host, port)
         s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (auth, auth)).encode())
-        head, rest = read_head(s)
+        head, rest = read_head(s, exact=True)
         status = head.split("\r\n", 1)[0]
         sys.stderr.write("client: proxy said: %s\n" % status)
         parts = status.split(" ")
