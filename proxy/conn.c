@@ -12,8 +12,9 @@
  * reference.  A connection writes exactly one decision record (when its
  * fate is known) and one close record.
  *
- * The DNS lookup's callback argument is a small struct lookup that outlives
- * the connection: evdns may call back after a cancel (STYLE.md).
+ * A DNS look-up (resolve.c) never calls back after resolve_cancel(), which
+ * conn_close() calls; its own memory outlives the connection until evdns
+ * has called back for the cancelled queries (STYLE.md).
  */
 #include "config.h"
 
@@ -43,6 +44,7 @@
 #include "http.h"
 #include "log.h"
 #include "tls-hello.h"
+#include "resolve.h"
 #include "conn.h"
 
 enum conn_state {
@@ -59,11 +61,6 @@ static const char *const conn_state_names[] = {
 	"head", "resolve", "dial", "peek", "tunnel", "http", "finish",
 };
 
-struct lookup {
-	struct conn				*c;	/* NULL once abandoned */
-	struct evdns_getaddrinfo_request	*req;
-};
-
 struct conn {
 	uint64_t		 id;
 	struct worker		*w;
@@ -73,7 +70,7 @@ struct conn {
 	struct bufferevent	*up;		/* the origin */
 	struct rules		*rules;		/* this connection's set */
 	struct event		*timer;
-	struct lookup		*lookup;
+	struct resolve		*res;		/* look-up in flight */
 	struct timeval		 started;
 	struct timeval		 last_io;	/* for the idle timeout */
 	char			 client_text[64];
@@ -159,6 +156,7 @@ static const char *const conn_reason_names[] = {
 	[CONN_REASON_PEEK_TIMEOUT] = "peek-timeout",
 	[CONN_REASON_OVERLOADED] = "overloaded",
 	[CONN_REASON_CLIENT_GONE] = "client-gone",
+	[CONN_REASON_DNS_TIMEOUT] = "dns-timeout",
 };
 
 const char *
@@ -324,14 +322,9 @@ conn_close(struct conn *c)
 {
 	struct worker *w = c->w;
 
-	if (c->lookup != NULL) {
-		/* The callback frees it, now (cancel) or later. */
-		struct lookup *l = c->lookup;
-
-		l->c = NULL;
-		c->lookup = NULL;
-		if (l->req != NULL)
-			evdns_getaddrinfo_cancel(l->req);
+	if (c->res != NULL) {
+		resolve_cancel(c->res);
+		c->res = NULL;
 	}
 	if (!c->decided && c->host.len > 0) {
 		/* Decided by name, but the client left before the end. */
@@ -624,11 +617,11 @@ conn_decide(struct conn *c)
 }
 
 static void
-conn_pin_addr(struct conn *c, const struct evutil_addrinfo *ai)
+conn_pin_addr(struct conn *c, const struct sockaddr *sa, socklen_t len)
 {
-	memcpy(&c->addr, ai->ai_addr, ai->ai_addrlen);
-	c->addrlen = (socklen_t)ai->ai_addrlen;
-	sockaddr_text(ai->ai_addr, c->addr_text, sizeof(c->addr_text), 0);
+	memcpy(&c->addr, sa, len);
+	c->addrlen = len;
+	sockaddr_text(sa, c->addr_text, sizeof(c->addr_text), 0);
 }
 
 /*
@@ -637,44 +630,46 @@ conn_pin_addr(struct conn *c, const struct evutil_addrinfo *ai)
  * same and the decision records the address's denial.
  */
 static int
-conn_pin(struct conn *c, const struct evutil_addrinfo *ai)
+conn_pin(struct conn *c, struct resolve_answers *ans)
 {
-	const struct evutil_addrinfo *first_bad_ai = NULL;
+	struct sockaddr *sa, *first_bad_sa = NULL;
+	socklen_t first_bad_len = 0;
 	struct rules_decision ad, first_bad;
 	struct rules_addr a;
+	size_t i;
 	int own = 0;
 
 	memset(&first_bad, 0, sizeof(first_bad));
-	for (; ai != NULL; ai = ai->ai_next) {
+	for (i = 0; i < ans->n; i++) {
+		sa = (struct sockaddr *)&ans->addrs[i];
 		memset(&a, 0, sizeof(a));
-		if (ai->ai_family == AF_INET) {
+		if (sa->sa_family == AF_INET) {
 			a.family = AF_INET;
-			a.v4 = ((struct sockaddr_in *)ai->ai_addr)->sin_addr;
-			((struct sockaddr_in *)ai->ai_addr)->sin_port =
-			    htons(c->port);
-		} else if (ai->ai_family == AF_INET6) {
+			a.v4 = ((struct sockaddr_in *)sa)->sin_addr;
+			((struct sockaddr_in *)sa)->sin_port = htons(c->port);
+		} else if (sa->sa_family == AF_INET6) {
 			a.family = AF_INET6;
-			a.v6 = ((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port =
-			    htons(c->port);
+			a.v6 = ((struct sockaddr_in6 *)sa)->sin6_addr;
+			((struct sockaddr_in6 *)sa)->sin6_port = htons(c->port);
 		} else
 			continue;
 		/* Never a loop, not even in report mode. */
-		if (proxy_is_own_addr(c->p, ai->ai_addr)) {
+		if (proxy_is_own_addr(c->p, sa)) {
 			own = 1;
 			continue;
 		}
 		rules_check_addr(c->rules, &a, c->port, &ad);
 		if (ad.verdict == RULES_ALLOW) {
-			conn_pin_addr(c, ai);
+			conn_pin_addr(c, sa, ans->lens[i]);
 			return 0;
 		}
-		if (first_bad_ai == NULL) {
+		if (first_bad_sa == NULL) {
 			first_bad = ad;
-			first_bad_ai = ai;
+			first_bad_sa = sa;
+			first_bad_len = ans->lens[i];
 		}
 	}
-	if (first_bad_ai != NULL) {
+	if (first_bad_sa != NULL) {
 		const struct rules_entry *name_entry = c->d.entry;
 
 		/* A name denied already (report mode) keeps that reason. */
@@ -686,7 +681,7 @@ conn_pin(struct conn *c, const struct evutil_addrinfo *ai)
 		}
 		if (rules_mode(c->rules) == RULES_MODE_REPORT) {
 			c->report_only = 1;
-			conn_pin_addr(c, first_bad_ai);
+			conn_pin_addr(c, first_bad_sa, first_bad_len);
 			return 0;
 		}
 		conn_fail(c, 403, reason_from_rules(first_bad.reason),
@@ -704,65 +699,46 @@ conn_pin(struct conn *c, const struct evutil_addrinfo *ai)
 }
 
 static void
-conn_resolved_cb(int result, struct evutil_addrinfo *res, void *arg)
+conn_resolved_cb(enum resolve_status status,
+    const struct resolve_answers *answers, void *arg)
 {
-	struct lookup *l = arg;
-	struct conn *c = l->c;
+	struct conn *c = arg;
+	struct resolve_answers ans;
 	char detail[512];
 
-	free(l);
-	if (c == NULL) {
-		/* The connection went away; this is the cancel's callback. */
-		if (res != NULL)
-			evutil_freeaddrinfo(res);
-		return;
-	}
-	c->lookup = NULL;
-	if (result != 0) {
+	c->res = NULL;
+	if (status != RESOLVE_OK) {
 		METRIC_ADD(c->p, dns_failures, 1);
 		snprintf(detail, sizeof(detail), "cannot resolve '%s': %s",
-		    c->host.text, evutil_gai_strerror(result));
-		conn_fail(c, 502, CONN_REASON_DNS_FAILED, detail);
-		if (res != NULL)
-			evutil_freeaddrinfo(res);
+		    c->host.text, resolve_strerror(status));
+		if (status == RESOLVE_TIMEOUT)
+			conn_fail(c, 504, CONN_REASON_DNS_TIMEOUT, detail);
+		else
+			conn_fail(c, 502, CONN_REASON_DNS_FAILED, detail);
 		return;
 	}
-	if (conn_pin(c, res) == 0)
+	ans = *answers;
+	if (conn_pin(c, &ans) == 0)
 		conn_dial(c);
-	evutil_freeaddrinfo(res);
 }
 
 static void
 conn_resolve(struct conn *c)
 {
-	struct evutil_addrinfo hints;
-	struct evdns_getaddrinfo_request *req;
-	struct lookup *l;
+	struct resolve *r;
 
-	if ((l = calloc(1, sizeof(*l))) == NULL) {
-		conn_close(c);
-		return;
-	}
-	l->c = c;
-	c->lookup = l;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_protocol = IPPROTO_TCP;
-	hints.ai_flags = EVUTIL_AI_ADDRCONFIG;
 	conn_set_state(c, CONN_RESOLVE);
 	METRIC_ADD(c->p, dns_lookups, 1);
-	/* May call back before it returns (hosts file, errors). */
-	req = evdns_getaddrinfo(c->w->dns, c->host.text, NULL, &hints,
-	    conn_resolved_cb, l);
-	if (req == NULL || c->lookup != l)
-		return;		/* answered already (hosts file, error) */
-	l->req = req;
+	/* A name in the hosts file is answered before this returns. */
+	r = resolve_start(c->w->dns, c->p->hosts, c->host.text,
+	    conn_resolved_cb, c);
+	if (r == NULL)
+		return;		/* answered: c may be gone already */
+	c->res = r;
 	if (evdns_base_count_nameservers(c->w->dns) == 0) {
 		/* Not in the hosts file and nobody to ask: fail now. */
-		l->c = NULL;
-		c->lookup = NULL;
-		evdns_getaddrinfo_cancel(req);
+		resolve_cancel(r);
+		c->res = NULL;
 		METRIC_ADD(c->p, dns_failures, 1);
 		conn_fail(c, 502, CONN_REASON_DNS_FAILED,
 		    "the name is not in the hosts file and no nameserver is "
@@ -774,27 +750,24 @@ conn_resolve(struct conn *c)
 static void
 conn_use_literal(struct conn *c)
 {
-	struct evutil_addrinfo ai;
-	struct sockaddr_in s4;
-	struct sockaddr_in6 s6;
+	struct resolve_answers ans;
 
-	memset(&ai, 0, sizeof(ai));
+	memset(&ans, 0, sizeof(ans));
+	ans.n = 1;
 	if (c->host.kind == RULES_HOST_IPV4) {
-		memset(&s4, 0, sizeof(s4));
-		s4.sin_family = AF_INET;
-		s4.sin_addr = c->host.v4;
-		ai.ai_family = AF_INET;
-		ai.ai_addr = (struct sockaddr *)&s4;
-		ai.ai_addrlen = sizeof(s4);
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ans.addrs[0];
+
+		s4->sin_family = AF_INET;
+		s4->sin_addr = c->host.v4;
+		ans.lens[0] = sizeof(*s4);
 	} else {
-		memset(&s6, 0, sizeof(s6));
-		s6.sin6_family = AF_INET6;
-		s6.sin6_addr = c->host.v6;
-		ai.ai_family = AF_INET6;
-		ai.ai_addr = (struct sockaddr *)&s6;
-		ai.ai_addrlen = sizeof(s6);
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ans.addrs[0];
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = c->host.v6;
+		ans.lens[0] = sizeof(*s6);
 	}
-	if (conn_pin(c, &ai) == 0)
+	if (conn_pin(c, &ans) == 0)
 		conn_dial(c);
 }
 

@@ -33,6 +33,7 @@ enum conn_reason {
 	CONN_REASON_PEEK_TIMEOUT,
 	CONN_REASON_OVERLOADED,
 	CONN_REASON_CLIENT_GONE,	/* the client left before the outcome */
+	CONN_REASON_DNS_TIMEOUT,	/* no nameserver answered in time */
 	CONN_REASON_COUNT
 };
 

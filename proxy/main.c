@@ -32,6 +32,7 @@
 #include "audit.h"
 #include "conn.h"
 #include "log.h"
+#include "resolve.h"
 #include "paths.h"
 
 static struct proxy	 proxy;
@@ -580,6 +581,11 @@ main(int argc, char **argv)
 		error("%s", msg);
 		return 125;
 	}
+	if ((p->hosts = hosts_load(p->cfg.hosts_file, msg, sizeof(msg))) ==
+	    NULL) {
+		error("%s", msg);
+		return 2;
+	}
 	if (evthread_use_pthreads() != 0) {
 		error("libevent has no thread support");
 		return 125;
@@ -655,6 +661,7 @@ main(int argc, char **argv)
 	event_base_free(p->base);
 	rules_free(p->rules);
 	audit_free(p->audit);
+	hosts_free(p->hosts);
 	free(p->workers);
 	libevent_global_shutdown();
 	info("stopped");

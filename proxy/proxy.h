@@ -106,6 +106,7 @@ struct proxy {
 	pthread_mutex_t		 rules_lock;
 	struct rules		*rules;		/* current set; rules_lock */
 	struct audit		*audit;
+	struct hosts		*hosts;		/* --hosts, read once */
 	struct proxy_listen	 listens[PROXY_BINDS_MAX];
 	size_t			 nlistens;
 	uint16_t		 port;		/* the real port */

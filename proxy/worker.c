@@ -434,10 +434,7 @@ worker_dns_init(struct worker *w)
 	if (evdns_base_count_nameservers(w->dns) == 0 && w->id == 0)
 		warn_msg("no nameserver in '%s': only names in '%s' resolve",
 		    cfg->resolv_conf, cfg->hosts_file);
-	if (evdns_base_load_hosts(w->dns, cfg->hosts_file) != 0) {
-		error("cannot read hosts file '%s'", cfg->hosts_file);
-		return -1;
-	}
+	/* The hosts file is read once by main.c (resolve.c), not by evdns. */
 	return 0;
 }
 
