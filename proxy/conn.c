@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -127,6 +128,7 @@ static void	conn_dial(struct conn *);
 static void	conn_tunnel_start(struct conn *);
 static void	conn_bulk_io(struct conn *);
 static void	conn_tls_deny(struct conn *, enum conn_reason);
+static void	conn_tunnel_eof(struct conn *, struct bufferevent *);
 static void	conn_http_send(struct conn *);
 static void	conn_up_drop(struct conn *);
 static int	conn_host_header_matches(const struct conn *,
@@ -783,7 +785,12 @@ conn_dial(struct conn *c)
 	bufferevent_setcb(c->up, NULL, NULL, conn_up_event_cb, c);
 	conn_set_state(c, CONN_DIAL);
 	if (bufferevent_socket_connect(c->up, (struct sockaddr *)&c->addr,
-	    (int)c->addrlen) != 0) {
+	    (int)c->addrlen) == 0) {
+		int one = 1;
+
+		(void)setsockopt(bufferevent_getfd(c->up), IPPROTO_TCP,
+		    TCP_NODELAY, &one, sizeof(one));
+	} else {
 		char detail[256];
 
 		snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
@@ -1479,6 +1486,81 @@ relay(struct conn *c, struct bufferevent *from, struct bufferevent *to,
 	gettimeofday(&c->last_io, NULL);
 }
 
+/*
+ * Reads what the socket of `from` holds straight into the output of `to`,
+ * in large pieces: libevent 2.1 reads at most 4 KiB per pass, which caps a
+ * tunnel far below what the machine can move.  Stops at EAGAIN or at the
+ * high-water mark.  Returns 0, 1 at end of file, -1 on a socket error.
+ */
+static int
+relay_read_more(struct conn *c, struct bufferevent *from,
+    struct bufferevent *to, uint64_t *count)
+{
+	struct evbuffer *out = bufferevent_get_output(to);
+	struct evbuffer_iovec v[2];
+	struct iovec iov[2];
+	evutil_socket_t fd = bufferevent_getfd(from);
+	size_t asked, got, moved = 0;
+	ssize_t r;
+	int n, i;
+
+	while (evbuffer_get_length(out) < PROXY_HIGH_WATER &&
+	    moved < PROXY_HIGH_WATER) {
+		if ((n = evbuffer_reserve_space(out, PROXY_IO_CHUNK, v, 2)) <= 0)
+			return -1;
+		asked = 0;
+		for (i = 0; i < n; i++) {
+			iov[i].iov_base = v[i].iov_base;
+			iov[i].iov_len = v[i].iov_len;
+			asked += v[i].iov_len;
+		}
+		r = readv(fd, iov, n);
+		if (r <= 0) {
+			evbuffer_commit_space(out, v, 0);
+			if (r == 0)
+				return 1;
+			if (errno == EAGAIN || errno == EWOULDBLOCK ||
+			    errno == EINTR)
+				break;
+			return -1;
+		}
+		got = (size_t)r;
+		for (i = 0; i < n; i++) {
+			if (v[i].iov_len > got)
+				v[i].iov_len = got;
+			got -= v[i].iov_len;
+		}
+		evbuffer_commit_space(out, v, n);
+		moved += (size_t)r;
+		*count += (uint64_t)r;
+		if ((size_t)r < asked)
+			break;		/* the socket is empty */
+	}
+	if (moved > 0)
+		gettimeofday(&c->last_io, NULL);
+	if (evbuffer_get_length(out) >= PROXY_HIGH_WATER)
+		bufferevent_disable(from, EV_READ);
+	return 0;
+}
+
+/* A read callback of a tunnel: what libevent read, then what is left. */
+static void
+relay_tunnel(struct conn *c, struct bufferevent *from, struct bufferevent *to,
+    uint64_t *count)
+{
+	relay(c, from, to, count);
+	if (!(bufferevent_get_enabled(from) & EV_READ))
+		return;
+	switch (relay_read_more(c, from, to, count)) {
+	case 1:
+		conn_tunnel_eof(c, from);
+		return;
+	case -1:
+		conn_close(c);
+		return;
+	}
+}
+
 static void
 conn_tunnel_write_cb(struct bufferevent *bev, void *arg)
 {
@@ -1533,7 +1615,7 @@ conn_client_read_cb(struct bufferevent *bev, void *arg)
 		conn_peek(c);
 		return;
 	case CONN_TUNNEL:
-		relay(c, bev, c->up, &c->bytes_up);
+		relay_tunnel(c, bev, c->up, &c->bytes_up);
 		return;
 	default:
 		/* Not reading in other states; drop what raced in. */
@@ -1570,7 +1652,9 @@ conn_up_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 
-	if (c->state == CONN_TUNNEL || c->state == CONN_PEEK)
+	if (c->state == CONN_TUNNEL)
+		relay_tunnel(c, bev, c->client, &c->bytes_down);
+	else if (c->state == CONN_PEEK)
 		relay(c, bev, c->client, &c->bytes_down);
 }
 
