@@ -27,6 +27,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +107,18 @@ struct conn {
 	char			 up_addr[64];	/* its address, as text */
 	uint16_t		 up_port;
 
-	/* Tunnel. */
+	/* Tunnel: each direction, once it moved bulk, spliced (see below). */
+	struct splice_dir {
+		struct conn	*c;
+		int		 active;
+		int		 pipe[2];
+		size_t		 queued;	/* bytes in the pipe */
+		struct event	*rd;		/* the source is readable */
+		struct event	*wr;		/* the destination is writable */
+		evutil_socket_t	 src, dst;
+		uint64_t	*count;
+		int		*eof;
+	}			 sp[2];		/* 0: client to origin, 1: back */
 	uint64_t		 bytes_up;
 	uint64_t		 bytes_down;
 	int			 eof_client;	/* client sent FIN */
@@ -129,6 +141,7 @@ static void	conn_tunnel_start(struct conn *);
 static void	conn_bulk_io(struct conn *);
 static void	conn_tls_deny(struct conn *, enum conn_reason);
 static void	conn_tunnel_eof(struct conn *, struct bufferevent *);
+static void	splice_stop(struct splice_dir *);
 static void	conn_http_send(struct conn *);
 static void	conn_up_drop(struct conn *);
 static int	conn_host_header_matches(const struct conn *,
@@ -335,6 +348,8 @@ conn_close(struct conn *c)
 	}
 	if (c->host.len > 0 || c->decided)
 		conn_audit(c, "close");
+	splice_stop(&c->sp[0]);
+	splice_stop(&c->sp[1]);
 	if (c->client != NULL)
 		bufferevent_free(c->client);
 	if (c->up != NULL)
@@ -1561,25 +1576,209 @@ relay_tunnel(struct conn *c, struct bufferevent *from, struct bufferevent *to,
 	}
 }
 
+/*
+ * Splicing.  Once a direction of a tunnel has moved PROXY_SPLICE_AFTER bytes
+ * and everything read so far was written, it moves socket to pipe to socket
+ * with splice(2): the bytes never enter user space.  The pipe is made only
+ * then, so idle tunnels cost no descriptors beyond their two sockets.
+ * While a direction is spliced its source bufferevent does not read and
+ * its destination bufferevent has nothing to write.
+ */
+static void
+splice_stop(struct splice_dir *sp)
+{
+	if (!sp->active)
+		return;
+	event_free(sp->rd);
+	event_free(sp->wr);
+	close(sp->pipe[0]);
+	close(sp->pipe[1]);
+	sp->active = 0;
+}
+
+/* Both sides said FIN and everything was passed on. */
+static int
+conn_tunnel_finished(const struct conn *c)
+{
+	return c->eof_client && c->eof_up &&
+	    evbuffer_get_length(bufferevent_get_output(c->client)) == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(c->up)) == 0 &&
+	    c->sp[0].queued == 0 && c->sp[1].queued == 0;
+}
+
+/* Writes the pipe out; -1 on a socket error, else what is left in it. */
+static ssize_t
+splice_flush(struct splice_dir *sp)
+{
+	ssize_t m;
+
+	while (sp->queued > 0) {
+		m = splice(sp->pipe[0], NULL, sp->dst, NULL, sp->queued,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (m > 0) {
+			sp->queued -= (size_t)m;
+			continue;
+		}
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		return -1;
+	}
+	return (ssize_t)sp->queued;
+}
+
+/* The source said FIN: pass it on once the pipe is empty. */
+static void
+splice_eof(struct splice_dir *sp)
+{
+	struct conn *c = sp->c;
+
+	*sp->eof = 1;
+	event_del(sp->rd);
+	if (sp->queued == 0)
+		shutdown(sp->dst, SHUT_WR);
+	if (conn_tunnel_finished(c))
+		conn_close(c);
+}
+
+static void
+splice_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct splice_dir *sp = arg;
+	struct conn *c = sp->c;
+	size_t moved = 0;
+	ssize_t n;
+
+	(void)fd;
+	(void)what;
+	while (moved < PROXY_HIGH_WATER) {
+		n = splice(sp->src, NULL, sp->pipe[1], NULL, PROXY_IO_CHUNK,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n == 0) {
+			splice_eof(sp);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			conn_close(c);
+			return;
+		}
+		sp->queued += (size_t)n;
+		*sp->count += (uint64_t)n;
+		moved += (size_t)n;
+		if ((n = splice_flush(sp)) < 0) {
+			conn_close(c);
+			return;
+		}
+		if (n > 0)
+			break;		/* the destination is full */
+	}
+	if (moved > 0)
+		gettimeofday(&c->last_io, NULL);
+	if (sp->queued > 0) {
+		/* Stop reading until the destination took the pipe. */
+		event_del(sp->rd);
+		event_add(sp->wr, NULL);
+	}
+}
+
+static void
+splice_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct splice_dir *sp = arg;
+	struct conn *c = sp->c;
+	ssize_t left;
+
+	(void)fd;
+	(void)what;
+	if ((left = splice_flush(sp)) < 0) {
+		conn_close(c);
+		return;
+	}
+	if (left > 0) {
+		event_add(sp->wr, NULL);
+		return;
+	}
+	gettimeofday(&c->last_io, NULL);
+	if (*sp->eof) {
+		shutdown(sp->dst, SHUT_WR);
+		if (conn_tunnel_finished(c))
+			conn_close(c);
+		return;
+	}
+	event_add(sp->rd, NULL);
+}
+
+/*
+ * Starts splicing the direction that reads `from` and writes `to`, when it
+ * moved bulk and nothing of it is buffered.  Stays with the bufferevents
+ * when anything is missing (no pipe: EMFILE, say).
+ */
+static void
+splice_start(struct conn *c, struct bufferevent *from, struct bufferevent *to)
+{
+	int dir = from == c->client ? 0 : 1;
+	struct splice_dir *sp = &c->sp[dir];
+	uint64_t moved = dir == 0 ? c->bytes_up : c->bytes_down;
+	int eof = dir == 0 ? c->eof_client : c->eof_up;
+
+	if (sp->active || eof || moved < PROXY_SPLICE_AFTER ||
+	    evbuffer_get_length(bufferevent_get_input(from)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(to)) > 0)
+		return;
+	if (pipe2(sp->pipe, O_NONBLOCK | O_CLOEXEC) != 0)
+		return;
+	(void)fcntl(sp->pipe[1], F_SETPIPE_SZ, PROXY_HIGH_WATER);
+	sp->c = c;
+	sp->src = bufferevent_getfd(from);
+	sp->dst = bufferevent_getfd(to);
+	sp->count = dir == 0 ? &c->bytes_up : &c->bytes_down;
+	sp->eof = dir == 0 ? &c->eof_client : &c->eof_up;
+	sp->queued = 0;
+	sp->rd = event_new(c->w->base, sp->src, EV_READ | EV_PERSIST,
+	    splice_read_cb, sp);
+	sp->wr = event_new(c->w->base, sp->dst, EV_WRITE, splice_write_cb, sp);
+	if (sp->rd == NULL || sp->wr == NULL || event_add(sp->rd, NULL) != 0) {
+		if (sp->rd != NULL)
+			event_free(sp->rd);
+		if (sp->wr != NULL)
+			event_free(sp->wr);
+		close(sp->pipe[0]);
+		close(sp->pipe[1]);
+		return;
+	}
+	sp->active = 1;
+	bufferevent_disable(from, EV_READ);
+	METRIC_ADD(c->p, splices, 1);
+}
+
 static void
 conn_tunnel_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 	struct bufferevent *other = bev == c->client ? c->up : c->client;
 	int other_eof = bev == c->client ? c->eof_up : c->eof_client;
+	int spliced = c->sp[other == c->client ? 0 : 1].active;
 
 	/* Below the low-water mark again: let the other side read. */
-	if (!other_eof)
+	if (!other_eof && !spliced)
 		bufferevent_enable(other, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
 		return;
 	/* Drained: pass a half-close on, and close when both are done. */
-	if (other_eof)
+	if (other_eof && !spliced)
 		shutdown(bufferevent_getfd(bev), SHUT_WR);
-	if (c->eof_client && c->eof_up &&
-	    evbuffer_get_length(bufferevent_get_output(c->client)) == 0 &&
-	    evbuffer_get_length(bufferevent_get_output(c->up)) == 0)
+	if (conn_tunnel_finished(c)) {
 		conn_close(c);
+		return;
+	}
+	/* Drained after bulk: from now on, this direction is spliced. */
+	if (!spliced && !other_eof)
+		splice_start(c, other, bev);
 }
 
 static void
@@ -1594,9 +1793,7 @@ conn_tunnel_eof(struct conn *c, struct bufferevent *bev)
 	bufferevent_disable(bev, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_output(other)) == 0)
 		shutdown(bufferevent_getfd(other), SHUT_WR);
-	if (c->eof_client && c->eof_up &&
-	    evbuffer_get_length(bufferevent_get_output(c->client)) == 0 &&
-	    evbuffer_get_length(bufferevent_get_output(c->up)) == 0)
+	if (conn_tunnel_finished(c))
 		conn_close(c);
 }
 

@@ -42,6 +42,7 @@ struct event;
 #define PROXY_HIGH_WATER	(256 * 1024)	/* bytes queued towards a slow side */
 #define PROXY_FD_RESERVE	4		/* descriptors kept for EMFILE */
 #define PROXY_IO_CHUNK		(128 * 1024)	/* one read or write in a tunnel */
+#define PROXY_SPLICE_AFTER	(1024 * 1024)	/* bytes a direction moves before splice */
 
 struct proxy_config {
 	const char	*rules_path;
@@ -79,6 +80,7 @@ struct proxy_metrics {
 	uint64_t	 reloads;
 	uint64_t	 reload_errors;
 	uint64_t	 accept_paused;
+	uint64_t	 splices;		/* tunnel directions spliced */
 	uint64_t	 timeouts;
 	uint64_t	 bad_requests;
 };
