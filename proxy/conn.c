@@ -111,6 +111,7 @@ struct conn {
 	struct splice_dir {
 		struct conn	*c;
 		int		 active;
+		int		 want;		/* drain, then splice */
 		int		 pipe[2];
 		size_t		 queued;	/* bytes in the pipe */
 		struct event	*rd;		/* the source is readable */
@@ -142,6 +143,8 @@ static void	conn_bulk_io(struct conn *);
 static void	conn_tls_deny(struct conn *, enum conn_reason);
 static void	conn_tunnel_eof(struct conn *, struct bufferevent *);
 static void	splice_stop(struct splice_dir *);
+static void	splice_start(struct conn *, struct bufferevent *,
+		    struct bufferevent *);
 static void	conn_http_send(struct conn *);
 static void	conn_up_drop(struct conn *);
 static int	conn_host_header_matches(const struct conn *,
@@ -1563,6 +1566,8 @@ static void
 relay_tunnel(struct conn *c, struct bufferevent *from, struct bufferevent *to,
     uint64_t *count)
 {
+	struct splice_dir *sp = &c->sp[from == c->client ? 0 : 1];
+
 	relay(c, from, to, count);
 	if (!(bufferevent_get_enabled(from) & EV_READ))
 		return;
@@ -1573,6 +1578,21 @@ relay_tunnel(struct conn *c, struct bufferevent *from, struct bufferevent *to,
 	case -1:
 		conn_close(c);
 		return;
+	}
+	/*
+	 * Bulk: stop reading, let what is buffered drain, then splice (the
+	 * write callback starts it once the output is empty).
+	 */
+	if (!sp->active && !sp->want && *count >= PROXY_SPLICE_AFTER) {
+		bufferevent_disable(from, EV_READ);
+		if (evbuffer_get_length(bufferevent_get_output(to)) > 0) {
+			sp->want = 1;
+			return;
+		}
+		/* Nothing to drain: no write callback will come, start now. */
+		splice_start(c, from, to);
+		if (!sp->active)
+			bufferevent_enable(from, EV_READ);
 	}
 }
 
@@ -1762,7 +1782,8 @@ conn_tunnel_write_cb(struct bufferevent *bev, void *arg)
 	struct conn *c = arg;
 	struct bufferevent *other = bev == c->client ? c->up : c->client;
 	int other_eof = bev == c->client ? c->eof_up : c->eof_client;
-	int spliced = c->sp[other == c->client ? 0 : 1].active;
+	struct splice_dir *sp = &c->sp[other == c->client ? 0 : 1];
+	int spliced = sp->active || sp->want;
 
 	/* Below the low-water mark again: let the other side read. */
 	if (!other_eof && !spliced)
@@ -1777,8 +1798,12 @@ conn_tunnel_write_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	/* Drained after bulk: from now on, this direction is spliced. */
-	if (!spliced && !other_eof)
+	if (sp->want && !sp->active) {
+		sp->want = 0;
 		splice_start(c, other, bev);
+		if (!sp->active && !other_eof)
+			bufferevent_enable(other, EV_READ);	/* no pipe */
+	}
 }
 
 static void
