@@ -8,15 +8,19 @@
 #	. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 #	. "$top_srcdir/t/lib-proxy.sh"
 #	test_isolate_netns
+#	test_require_proxy curl
 #	test_expect_success 'setup' '
 #		test_certs &&
 #		start_origin origin &&
 #		write_hosts hosts origin.test=127.0.0.1 &&
-#		start_proxy "$TEST_DATA/rules/http.yaml"
+#		fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
+#		start_proxy rules.yaml
 #	'
-#	test_expect_success 'a GET passes' '
+#	test_expect_success 'a GET passes, one connection in the audit log' '
+#		audit_mark &&
 #		proxy_curl -o out "http://origin.test:$ORIGIN_PORT/" &&
-#		test_grep "hello from origin.test" out
+#		test_grep "hello from origin.test" out &&
+#		audit_conn host=origin.test decision=allow -- status=200
 #	'
 #	test_done
 #
@@ -34,7 +38,7 @@ TEST_PROXY_START_SECONDS=10	# a server's port file, the proxy's proxy.json
 TEST_PROXY_STOP_SECONDS=5	# SIGTERM to exit, before SIGKILL
 TEST_NETNS_STOP_SECONDS=10	# the namespaced script, after a signal
 TEST_CURL_SECONDS=20		# proxy_curl, proxy_metric: --max-time
-TEST_AUDIT_WAIT_SECONDS=10	# audit_wait
+TEST_AUDIT_WAIT_SECONDS=10	# audit_wait, audit_since, audit_conn
 
 test_helpers_=$top_srcdir/t/helpers
 test_proxy_atexit_=		# set once the proxy's cleanup is registered
@@ -289,6 +293,21 @@ test_isolate_netns () {
 	exit "$test_netns_status_"
 }
 
+# test_require_proxy [TOOL...]: skip the whole script unless intutic-proxy
+# was built and python3 (the test servers) is there, and each TOOL is on
+# PATH.  A TOOL may say why after a space: "openssl (test certificates)"
+# skips with "needs openssl (test certificates)".  Right after
+# test_isolate_netns.
+test_require_proxy () {
+	test -x "$top_builddir/proxy/intutic-proxy" ||
+		test_skip_all "intutic-proxy was not built (make in $top_builddir)"
+	command -v python3 >/dev/null 2>&1 || test_skip_all "needs python3 (the test servers)"
+	for test_require_tool_ in "$@"; do
+		command -v "${test_require_tool_%% *}" >/dev/null 2>&1 ||
+			test_skip_all "needs $test_require_tool_"
+	done
+}
+
 # --- certificates -------------------------------------------------------------
 
 # test_cert_leaf_ STEM CN SAN: a key and a certificate signed by the test CA.
@@ -472,6 +491,26 @@ stop_server () {
 	test_stop_child_ "$test_stop_srv_pid_"
 }
 
+# server_mark NAME: remember where the log of the server NAME (<NAME>_LOG:
+# its request lines, its connections) ends now.
+# server_since NAME: the lines it logged since then, in NAME.new.
+server_mark () {
+	test_server_var_=$(test_var_name_ "$1")
+	eval "test_server_log_=\${${test_server_var_}_LOG:-}"
+	test -n "$test_server_log_" ||
+		{ echo "server_mark: no server '$1' was started" >&2; return 1; }
+	test_server_n_=$(wc -l <"$test_server_log_") || return 1
+	eval "test_server_mark_${test_server_var_}_=\$((test_server_n_))"
+}
+server_since () {
+	test_server_var_=$(test_var_name_ "$1")
+	eval "test_server_log_=\${${test_server_var_}_LOG:-}
+		test_server_n_=\${test_server_mark_${test_server_var_}_:-}"
+	test -n "$test_server_n_" ||
+		{ echo "server_since: no server_mark $1 first" >&2; return 1; }
+	tail -n "+$((test_server_n_ + 1))" "$test_server_log_" >"$1.new"
+}
+
 # write_hosts FILE NAME=ADDR...: a hosts file ("ADDR NAME" lines) for the
 # proxy's --hosts; a NAME given twice gets both addresses.
 write_hosts () {
@@ -506,6 +545,44 @@ write_resolv_conf () {
 		printf 'nameserver 127.0.0.1:%s\n' "$DNS_PORT"
 		test $# = 0 || printf 'options %s\n' "$*"
 	} >"$test_resolv_file_"
+}
+
+# fill_rules TEMPLATE OUT NAME=VALUE...: a rules template with every @NAME@
+# replaced by VALUE (the ports the test's servers got), as OUT.  TEMPLATE
+# is a path under $TEST_DATA/rules (proxy-http/forward.yaml) or an
+# absolute one.  OUT is written whole, then renamed into place (a proxy
+# that reloads it never reads half a file).  A placeholder left over
+# outside a comment fails.
+fill_rules () {
+	test $# -ge 2 || { echo "fill_rules: needs TEMPLATE OUT NAME=VALUE..." >&2; return 1; }
+	case $1 in
+	/*)	test_fill_in_=$1 ;;
+	*)	test_fill_in_=$TEST_DATA/rules/$1 ;;
+	esac
+	test_fill_out_=$2
+	shift 2
+	test -f "$test_fill_in_" ||
+		{ echo "fill_rules: no template $test_fill_in_" >&2; return 1; }
+	: >"$test_fill_out_.sed" || return 1
+	for test_fill_pair_ in "$@"; do
+		case $test_fill_pair_ in
+		[A-Z_]*=*)	;;
+		*)	echo "fill_rules: expected NAME=VALUE, got '$test_fill_pair_'" >&2
+			return 1 ;;
+		esac
+		# a VALUE may hold what sed would read: / & \
+		test_fill_val_=$(printf '%s\n' "${test_fill_pair_#*=}" | sed 's/[\/&]/\\&/g')
+		printf 's/@%s@/%s/g\n' "${test_fill_pair_%%=*}" "$test_fill_val_" \
+			>>"$test_fill_out_.sed" || return 1
+	done
+	sed -f "$test_fill_out_.sed" "$test_fill_in_" >"$test_fill_out_.tmp" || return 1
+	rm -f "$test_fill_out_.sed"
+	if grep -n '^[^#]*@[A-Z_]*@' "$test_fill_out_.tmp" >&2; then
+		echo "fill_rules: placeholders left in $test_fill_out_" >&2
+		rm -f "$test_fill_out_.tmp"
+		return 1
+	fi
+	mv "$test_fill_out_.tmp" "$test_fill_out_"
 }
 
 # --- the proxy ----------------------------------------------------------------
@@ -625,6 +702,36 @@ stop_proxy () {
 	wait "$test_stop_proxy_pid_"
 }
 
+# proxy_wait_exit SECONDS: wait until the proxy (signalled by the test)
+# has exited, at most SECONDS, and return its exit status: 125 when it
+# still runs; otherwise a status not 0 shows the end of its log.
+proxy_wait_exit () {
+	if test -z "$test_proxy_pid_"; then
+		echo "proxy_wait_exit: no proxy was started" >&2
+		return 1
+	fi
+	if ! wait_until "${1:-$TEST_PROXY_STOP_SECONDS}" test_proc_gone_ "$test_proxy_pid_"; then
+		echo "the proxy (pid $test_proxy_pid_) still runs ${1:-$TEST_PROXY_STOP_SECONDS}s later" >&2
+		return 125
+	fi
+	wait "$test_proxy_pid_"
+	test_proxy_exit_code_=$?
+	test_proxy_pid_=
+	test "$test_proxy_exit_code_" = 0 && return 0
+	if test "$test_proxy_exit_code_" -gt 128; then
+		echo "the proxy died by signal $((test_proxy_exit_code_ - 128)); its log:" >&2
+	else
+		echo "the proxy exited with status $test_proxy_exit_code_; its log:" >&2
+	fi
+	tail -n 5 "$PROXY_LOG" >&2
+	return "$test_proxy_exit_code_"
+}
+
+# test_proc_gone_ PID: PID no longer runs.
+test_proc_gone_ () {
+	! test_proc_alive_ "$1"
+}
+
 # test_reload_counts_: "RELOADS ERRORS" from the proxy's /metrics.
 test_reload_counts_ () {
 	curl -sS --fail --noproxy '*' --max-time "$TEST_CURL_SECONDS" \
@@ -676,6 +783,40 @@ proxy_curl () {
 	curl -sS --max-time "$TEST_CURL_SECONDS" --proxy "$PROXY_URL" "$@"
 }
 
+# proxy_curl_ca ARGS...: proxy_curl trusting the test CA only (test_certs).
+proxy_curl_ca () {
+	test -n "${CA_FILE:-}" || { echo "proxy_curl_ca: run test_certs first" >&2; return 1; }
+	proxy_curl --cacert "$CA_FILE" "$@"
+}
+
+# proxy_serves HOST:PORT: a GET of http://HOST:PORT/ through the proxy gets
+# what origin.py answers there, "hello from HOST:PORT" (the proxy still
+# serves).  The answer stays in alive.out.
+proxy_serves () {
+	proxy_curl -o alive.out "http://$1/" &&
+	echo "hello from $1" >alive.expect &&
+	test_cmp alive.expect alive.out
+}
+
+# client_py ARGS...: t/helpers/client.py (dns, tcp, ws).
+client_py () {
+	python3 "$test_helpers_/client.py" "$@"
+}
+
+# proxy_tcp ARGS...: client.py tcp through a CONNECT tunnel of the proxy
+# (ARGS: --to HOST:PORT, --send, --send-file, --half-close...).
+proxy_tcp () {
+	test -n "${PROXY_PORT:-}" || { echo "proxy_tcp: no proxy was started" >&2; return 1; }
+	client_py tcp --proxy "127.0.0.1:$PROXY_PORT" "$@"
+}
+
+# proxy_send ARGS...: client.py tcp straight to the proxy's port, for bytes
+# written by hand (--send-file req): what the proxy answers on stdout.
+proxy_send () {
+	test -n "${PROXY_PORT:-}" || { echo "proxy_send: no proxy was started" >&2; return 1; }
+	client_py tcp --to "127.0.0.1:$PROXY_PORT" "$@"
+}
+
 # proxy_metric NAME [LABELS]: the value of the Prometheus sample NAME (with
 # LABELS among its labels: 'decision="deny",proto="http"'; several samples:
 # their sum) from $PROXY_URL/metrics.  The last scrape stays in
@@ -690,6 +831,44 @@ proxy_metric () {
 		return 1
 	}
 	python3 "$test_helpers_/metric.py" "$@" <"$TRASH_DIRECTORY/srv/metrics.txt"
+}
+
+# --- small tools --------------------------------------------------------------
+
+# free_port: a port nothing listens on at 127.0.0.1 (bound once to get it,
+# then closed; nothing else runs in the test's namespace to take it).
+free_port () {
+	python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()
+'
+}
+
+# wait_until SECONDS CMD...: run CMD until it succeeds, every 0.1 s, at
+# most SECONDS (whole seconds; the last try when they are over).  CMD's
+# status 1 means "not yet"; any other failure ends the wait at once, with
+# that status.  Fails (1) when the time is over.
+wait_until () {
+	test_wait_until_n_=$(($1 * 10))
+	shift
+	while :; do
+		"$@"
+		test_wait_until_s_=$?
+		test "$test_wait_until_s_" = 0 && return 0
+		test "$test_wait_until_s_" = 1 || return "$test_wait_until_s_"
+		test "$test_wait_until_n_" -le 0 && return 1
+		sleep 0.1
+		test_wait_until_n_=$((test_wait_until_n_ - 1))
+	done
+}
+
+# grep_count PATTERN FILE: how many lines of FILE match the ERE PATTERN
+# (0 when none).
+grep_count () {
+	grep -c -E -e "$1" "$2" || :
 }
 
 # --- the audit log ------------------------------------------------------------
@@ -727,4 +906,57 @@ audit_count () {
 # TEST_AUDIT_WAIT_SECONDS; else fail and show the log.
 audit_wait () {
 	test_audit_ --wait "$@" --seconds "$TEST_AUDIT_WAIT_SECONDS"
+}
+
+# --- the records since a mark --------------------------------------------------
+# A test takes a mark before it makes its requests, then reads what the
+# proxy wrote after it: since.jsonl, in the current directory.
+
+test_audit_mark_=
+test_audit_mark_file_=
+
+# audit_mark: remember where the audit log ($AUDIT_FILE, else
+# ./audit.jsonl) ends now (none yet: at its start).
+audit_mark () {
+	test_audit_mark_file_=${AUDIT_FILE:-$PWD/audit.jsonl}
+	test_audit_mark_=0
+	test -e "$test_audit_mark_file_" || return 0
+	test_audit_mark_=$(wc -l <"$test_audit_mark_file_") || return 1
+	test_audit_mark_=$((test_audit_mark_))
+}
+
+# audit_since N: wait (at most TEST_AUDIT_WAIT_SECONDS) until N close
+# records follow the mark (N 0: no wait); since.jsonl then holds every
+# record written after the mark.  Else fail and show them.
+audit_since () {
+	test $# = 1 || { echo "audit_since: needs N" >&2; return 1; }
+	test -n "$test_audit_mark_" || { echo "audit_since: no audit_mark first" >&2; return 1; }
+	python3 "$test_helpers_/audit.py" --since --mark "$test_audit_mark_" \
+		--out since.jsonl --min "$1" --seconds "$TEST_AUDIT_WAIT_SECONDS" \
+		"$test_audit_mark_file_" event=close
+}
+
+# audit_expect N COND...: exactly N records of since.jsonl (audit_since,
+# audit_conn) match every COND; else say how many did, and show them.
+audit_expect () {
+	test $# -ge 1 || { echo "audit_expect: needs N COND..." >&2; return 1; }
+	test_audit_want_=$1
+	shift
+	test_audit_got_=$(audit_count since.jsonl "$@") || return 1
+	test "$test_audit_got_" = "$test_audit_want_" && return 0
+	echo "expected $test_audit_want_ records with $*, found $test_audit_got_ in:" >&2
+	cat since.jsonl >&2
+	return 1
+}
+
+# audit_conn [COND...] [-- COND...]: the one connection made since the
+# mark.  Waits (at most TEST_AUDIT_WAIT_SECONDS) for its close record;
+# then exactly one decision record must have come after the mark, matching
+# the CONDs before "--", and exactly one close record, with the decision's
+# id, matching those after it.  Leaves the records in since.jsonl.
+audit_conn () {
+	test -n "$test_audit_mark_" || { echo "audit_conn: no audit_mark first" >&2; return 1; }
+	python3 "$test_helpers_/audit.py" --conn --mark "$test_audit_mark_" \
+		--out since.jsonl --seconds "$TEST_AUDIT_WAIT_SECONDS" \
+		"$test_audit_mark_file_" "$@"
 }

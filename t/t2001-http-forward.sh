@@ -3,60 +3,11 @@ test_description='HTTP: absolute-form requests forwarded by the proxy, with real
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
 test_isolate_netns
+test_require_proxy curl
 
-test -x "$top_builddir/proxy/intutic-proxy" ||
-	test_skip_all "intutic-proxy was not built (make in $top_builddir)"
-command -v python3 >/dev/null 2>&1 || test_skip_all "needs python3 (the test servers)"
-command -v curl >/dev/null 2>&1 || test_skip_all "needs curl"
-
-CLIENT=$top_srcdir/t/helpers/client.py
-AUDIT_WAIT=10		# seconds for the close records of a request to appear
-
-# audit_mark: remember where the audit log ends now.
-audit_mark () {
-	AUDIT_MARK=$(($(wc -l <"$AUDIT_FILE")))
-}
-
-# audit_new N: wait (at most AUDIT_WAIT s) until N close records follow the
-# mark, and leave every record after the mark in new.jsonl.
-audit_new () {
-	audit_new_n_=$((AUDIT_WAIT * 10))
-	while :; do
-		tail -n "+$((AUDIT_MARK + 1))" "$AUDIT_FILE" >new.jsonl &&
-		audit_new_c_=$(audit_count new.jsonl event=close) || return 1
-		test "$audit_new_c_" -ge "$1" && return 0
-		if test "$audit_new_n_" -le 0; then
-			echo "audit_new: $audit_new_c_ close records after the mark, not $1, after ${AUDIT_WAIT}s:" >&2
-			cat new.jsonl >&2
-			return 1
-		fi
-		sleep 0.1
-		audit_new_n_=$((audit_new_n_ - 1))
-	done
-}
-
-# expect_count N COND...: exactly N records of new.jsonl match.
-expect_count () {
-	expect_count_want_=$1
-	shift
-	expect_count_got_=$(audit_count new.jsonl "$@") || return 1
-	test "$expect_count_got_" = "$expect_count_want_" && return 0
-	echo "expected $expect_count_want_ records with $*, found $expect_count_got_ in:" >&2
-	cat new.jsonl >&2
-	return 1
-}
-
-# origin_mark NAME / origin_new NAME: the request lines an origin logged
-# since its mark, in NAME.new.
-origin_mark () {
-	eval "origin_mark_log_=\$$(test_var_name_ "$1")_LOG"
-	eval "ORIGIN_MARK_$(test_var_name_ "$1")=$(($(wc -l <"$origin_mark_log_")))"
-}
-origin_new () {
-	eval "origin_new_log_=\$$(test_var_name_ "$1")_LOG"
-	eval "origin_new_mark_=\$ORIGIN_MARK_$(test_var_name_ "$1")"
-	tail -n "+$((origin_new_mark_ + 1))" "$origin_new_log_" >"$1.new"
-}
+# The records since a mark: audit_mark, audit_since, audit_expect
+# (lib-proxy.sh); the request lines an origin logged since its mark:
+# server_mark NAME, server_since NAME (NAME.new).
 
 test_expect_success 'setup: origins, names, rules and the proxy' '
 	start_origin origin &&
@@ -65,8 +16,8 @@ test_expect_success 'setup: origins, names, rules and the proxy' '
 	write_hosts hosts origin.test=127.0.0.1 a.test=127.0.0.1 \
 		b.test=127.0.0.1 ws.test=127.0.0.1 denied.test=127.0.0.1 \
 		other.test=127.0.0.1 &&
-	PORTS="$ORIGIN_PORT, $A_TEST_PORT, $B_TEST_PORT" &&
-	sed "s/@PORTS@/$PORTS/" "$TEST_DATA/rules/proxy-http/forward.yaml" >rules.yaml &&
+	fill_rules proxy-http/forward.yaml rules.yaml \
+		PORTS="$ORIGIN_PORT, $A_TEST_PORT, $B_TEST_PORT" &&
 	"$INTUTIC" rules check rules.yaml &&
 	start_proxy rules.yaml &&
 	O=http://origin.test:$ORIGIN_PORT &&
@@ -77,29 +28,29 @@ test_expect_success 'setup: origins, names, rules and the proxy' '
 # --- a plain GET ----------------------------------------------------------------
 
 test_expect_success 'GET in absolute form: the origin answers, in origin form' '
-	audit_mark && origin_mark origin &&
+	audit_mark && server_mark origin &&
 	proxy_curl -D head -o out -w "%{http_code}\n" "$O/" >code &&
 	echo 200 >expect &&
 	test_cmp expect code &&
 	echo "hello from origin.test:$ORIGIN_PORT" >expect &&
 	test_cmp expect out &&
 	test_grep "^X-Origin: origin" head &&
-	origin_new origin &&
+	server_since origin &&
 	echo "origin: GET / HTTP/1.1 host=origin.test:$ORIGIN_PORT" >expect &&
 	test_cmp expect origin.new
 '
 
 test_expect_success 'the GET: one decision record (allowed, its rule) and one close record' '
-	audit_new 1 &&
-	test_line_count = 2 new.jsonl &&
-	expect_count 1 event=decision proto=http host=origin.test \
+	audit_since 1 &&
+	test_line_count = 2 since.jsonl &&
+	audit_expect 1 event=decision proto=http host=origin.test \
 		port=$ORIGIN_PORT decision=allow reason=allowed \
 		"rule~rules\.yaml:9$" addr=127.0.0.1 &&
-	expect_count 1 event=close proto=http host=origin.test status=200 \
+	audit_expect 1 event=close proto=http host=origin.test status=200 \
 		"bytes_up>=60" "bytes_down>=$(wc -c <out)" "bytes_down<1000" \
 		"duration_ms>=0" &&
-	audit_records new.jsonl event=decision >d &&
-	audit_records new.jsonl event=close >c &&
+	audit_records since.jsonl event=decision >d &&
+	audit_records since.jsonl event=close >c &&
 	test "$(sed "s/.*\"id\": *\([0-9]*\).*/\1/" d)" = \
 		"$(sed "s/.*\"id\": *\([0-9]*\).*/\1/" c)"
 '
@@ -107,7 +58,7 @@ test_expect_success 'the GET: one decision record (allowed, its rule) and one cl
 # --- keep-alive: every request decided on its own ---------------------------------
 
 test_expect_success 'keep-alive: a.test, b.test, a.test on one client connection' '
-	audit_mark && origin_mark a.test && origin_mark b.test &&
+	audit_mark && server_mark a.test && server_mark b.test &&
 	proxy_curl -w "%{http_code} %{num_connects}\n" \
 		-o a1 "$A/" -o b1 "$B/" -o a2 "$A/bytes/10" >codes &&
 	printf "200 1\n200 0\n200 0\n" >expect &&
@@ -117,21 +68,21 @@ test_expect_success 'keep-alive: a.test, b.test, a.test on one client connection
 	echo "hello from b.test:$B_TEST_PORT" >expect &&
 	test_cmp expect b1 &&
 	test "$(wc -c <a2)" = 10 &&
-	origin_new a.test && origin_new b.test &&
+	server_since a.test && server_since b.test &&
 	test_line_count = 2 a.test.new &&
 	test_line_count = 1 b.test.new
 '
 
 test_expect_success 'keep-alive: three decision records and one close, for one connection' '
-	audit_new 1 &&
-	expect_count 3 event=decision decision=allow reason=allowed &&
-	expect_count 2 event=decision host=a.test port=$A_TEST_PORT &&
-	expect_count 1 event=decision host=b.test port=$B_TEST_PORT &&
-	expect_count 1 event=close &&
-	audit_records new.jsonl event=decision >d &&
+	audit_since 1 &&
+	audit_expect 3 event=decision decision=allow reason=allowed &&
+	audit_expect 2 event=decision host=a.test port=$A_TEST_PORT &&
+	audit_expect 1 event=decision host=b.test port=$B_TEST_PORT &&
+	audit_expect 1 event=close &&
+	audit_records since.jsonl event=decision >d &&
 	head -n 1 d | grep -q "\"host\": *\"a.test\"" &&
 	sed -n 2p d | grep -q "\"host\": *\"b.test\"" &&
-	sed "s/.*\"id\": *\([0-9]*\).*/\1/" new.jsonl | sort -u >ids &&
+	sed "s/.*\"id\": *\([0-9]*\).*/\1/" since.jsonl | sort -u >ids &&
 	test_line_count = 1 ids
 '
 
@@ -151,13 +102,13 @@ test_expect_success 'a denied host between two allowed ones: 403 with X-Intutic-
 '
 
 test_expect_success 'the denial is one deny record, with its rule and status 403' '
-	audit_new 2 &&
-	expect_count 3 event=decision &&
-	expect_count 1 event=decision host=denied.test decision=deny \
+	audit_since 2 &&
+	audit_expect 3 event=decision &&
+	audit_expect 1 event=decision host=denied.test decision=deny \
 		reason=denied "rule~rules\.yaml:15$" &&
-	expect_count 1 event=close host=denied.test decision=deny \
+	audit_expect 1 event=close host=denied.test decision=deny \
 		reason=denied status=403 &&
-	expect_count 2 event=decision decision=allow
+	audit_expect 2 event=decision decision=allow
 '
 
 # --- bodies -------------------------------------------------------------------------
@@ -174,8 +125,8 @@ test_expect_success 'chunked download: the same bytes, the same chunks, as strai
 	curl -sS --noproxy "*" --max-time 10 --raw -o direct.raw \
 		"http://127.0.0.1:$ORIGIN_PORT/chunked/100000" &&
 	test_cmp direct.raw via.raw &&
-	audit_new 2 &&
-	expect_count 2 event=close status=200 "bytes_down>=$(wc -c <via.raw)"
+	audit_since 2 &&
+	audit_expect 2 event=close status=200 "bytes_down>=$(wc -c <via.raw)"
 '
 
 test_expect_success 'chunked upload: POST /echo gets every byte back' '
@@ -185,8 +136,8 @@ test_expect_success 'chunked upload: POST /echo gets every byte back' '
 		--data-binary @body "$O/echo" &&
 	test_cmp body back &&
 	test_grep "^X-Body-Framing: chunked" head &&
-	audit_new 1 &&
-	expect_count 1 event=close status=200 "bytes_up>70000" "bytes_down>70000"
+	audit_since 1 &&
+	audit_expect 1 event=close status=200 "bytes_up>70000" "bytes_down>70000"
 '
 
 test_expect_success 'Content-Length upload: POST /echo gets every byte back' '
@@ -195,8 +146,8 @@ test_expect_success 'Content-Length upload: POST /echo gets every byte back' '
 	proxy_curl -D head -o back --data-binary @body "$O/echo" &&
 	test_cmp body back &&
 	test_grep "^X-Body-Framing: length" head &&
-	audit_new 1 &&
-	expect_count 1 event=close status=200 "bytes_up>70000" "bytes_down>70000"
+	audit_since 1 &&
+	audit_expect 1 event=close status=200 "bytes_up>70000" "bytes_down>70000"
 '
 
 test_expect_success 'close-delimited download: every byte, then the proxy closes too' '
@@ -236,9 +187,9 @@ for code in 204 304; do
 		test_must_be_empty body &&
 		echo "hello from origin.test:$ORIGIN_PORT" >expect &&
 		test_cmp expect out &&
-		audit_new 1 &&
-		expect_count 2 event=decision &&
-		expect_count 1 event=close status=200
+		audit_since 1 &&
+		audit_expect 2 event=decision &&
+		audit_expect 1 event=close status=200
 	'
 done
 
@@ -246,7 +197,7 @@ test_expect_success 'pipelined: HEAD, GET and a denied GET in one write, answere
 	printf "HEAD %s/bytes/1000 HTTP/1.1\r\nHost: origin.test:%s\r\n\r\nGET %s/request HTTP/1.1\r\nHost: origin.test:%s\r\n\r\nGET http://denied.test:%s/ HTTP/1.1\r\nHost: denied.test:%s\r\n\r\n" \
 		"$O" "$ORIGIN_PORT" "$O" "$ORIGIN_PORT" "$ORIGIN_PORT" "$ORIGIN_PORT" >req &&
 	audit_mark &&
-	python3 "$CLIENT" tcp --to "127.0.0.1:$PROXY_PORT" --send-file req >out &&
+	proxy_send --send-file req >out &&
 	tr -d "\r" <out >resp &&
 	grep "^HTTP/1.1 " resp >status &&
 	cat >expect <<-\EOF &&
@@ -259,14 +210,14 @@ test_expect_success 'pipelined: HEAD, GET and a denied GET in one write, answere
 	test_grep "^GET /request HTTP/1.1\$" resp &&
 	test_grep "^X-Intutic-Error: denied\$" resp &&
 	test "$(wc -c <resp)" -lt 1500 &&
-	audit_new 1 &&
-	expect_count 3 event=decision &&
-	expect_count 1 event=close status=403
+	audit_since 1 &&
+	audit_expect 3 event=decision &&
+	audit_expect 1 event=close status=403
 '
 
 test_expect_success 'HTTP/1.0 without a Host: forwarded as 1.0, with the Host of the URI' '
 	printf "GET %s/request HTTP/1.0\r\n\r\n" "$O" >req &&
-	python3 "$CLIENT" tcp --to "127.0.0.1:$PROXY_PORT" --send-file req >out &&
+	proxy_send --send-file req >out &&
 	tr -d "\r" <out >resp &&
 	test_grep "^HTTP/1.1 200 OK\$" resp &&
 	test_grep "^GET /request HTTP/1.0\$" resp &&
@@ -286,7 +237,7 @@ test_expect_success 'Expect: 100-continue with 100 KiB: the 100 reaches curl, th
 
 test_expect_success 'WebSocket upgrade in absolute form: 101, a message echoed, a clean close' '
 	audit_mark &&
-	python3 "$CLIENT" ws --to "origin.test:$ORIGIN_PORT" \
+	client_py ws --to "origin.test:$ORIGIN_PORT" \
 		--proxy "127.0.0.1:$PROXY_PORT" --forward --message "through the proxy" \
 		>out 2>err &&
 	cat >expect <<-\EOF &&
@@ -295,16 +246,16 @@ test_expect_success 'WebSocket upgrade in absolute form: 101, a message echoed, 
 	close: 1000
 	EOF
 	test_cmp expect out &&
-	audit_new 1 &&
-	expect_count 1 event=decision decision=allow host=origin.test &&
-	expect_count 1 event=close status=101 "bytes_up>0" "bytes_down>0"
+	audit_since 1 &&
+	audit_expect 1 event=decision decision=allow host=origin.test &&
+	audit_expect 1 event=close status=101 "bytes_up>0" "bytes_down>0"
 '
 
 test_expect_success 'an Upgrade in http:// absolute form: 101, then raw bytes both ways' '
 	printf "GET %s/ws?mode=raw HTTP/1.1\\r\\nHost: origin.test:%s\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\nraw bytes" \
 		"$O" "$ORIGIN_PORT" >req &&
 	audit_mark &&
-	python3 "$CLIENT" tcp --to "127.0.0.1:$PROXY_PORT" --send-file req \
+	proxy_send --send-file req \
 		--half-close >out &&
 	tr -d "\\r" <out >resp &&
 	test_grep "^HTTP/1.1 101 " resp &&
@@ -313,9 +264,9 @@ test_expect_success 'an Upgrade in http:// absolute form: 101, then raw bytes bo
 	tail -c 9 out >tail &&
 	printf "raw bytes" >expect &&
 	test_cmp expect tail &&
-	audit_new 1 &&
-	expect_count 1 event=decision decision=allow host=origin.test &&
-	expect_count 1 event=close status=101 "bytes_up>=9" "bytes_down>=9"
+	audit_since 1 &&
+	audit_expect 1 event=decision decision=allow host=origin.test &&
+	audit_expect 1 event=close status=101 "bytes_up>=9" "bytes_down>=9"
 '
 
 # --- headers ---------------------------------------------------------------------------
@@ -342,7 +293,7 @@ test_expect_success 'hop-by-hop and Proxy-* headers are removed; Host and the ot
 '
 
 test_expect_success 'a Host header that names another host: 400 host-mismatch, the origin never asked' '
-	audit_mark && origin_mark origin &&
+	audit_mark && server_mark origin &&
 	proxy_curl -D head -o out -w "%{http_code}\n" -H "Host: other.test" "$O/" >code &&
 	echo 400 >expect &&
 	test_cmp expect code &&
@@ -350,11 +301,11 @@ test_expect_success 'a Host header that names another host: 400 host-mismatch, t
 	proxy_curl -D head -o out -w "%{http_code}\n" \
 		-H "Host: origin.test:$A_TEST_PORT" "$O/" >code &&
 	test_cmp expect code &&
-	origin_new origin &&
+	server_since origin &&
 	test_must_be_empty origin.new &&
-	audit_new 2 &&
-	expect_count 2 event=decision reason=host-mismatch &&
-	expect_count 2 event=close reason=host-mismatch status=400
+	audit_since 2 &&
+	audit_expect 2 event=decision reason=host-mismatch &&
+	audit_expect 2 event=close reason=host-mismatch status=400
 '
 
 # --- the origin side ---------------------------------------------------------------------

@@ -3,13 +3,8 @@ test_description='HTTP: malformed, ambiguous, oversized and slow requests are re
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
 test_isolate_netns
+test_require_proxy curl
 
-test -x "$top_builddir/proxy/intutic-proxy" ||
-	test_skip_all "intutic-proxy was not built (make in $top_builddir)"
-command -v python3 >/dev/null 2>&1 || test_skip_all "needs python3 (the test servers)"
-command -v curl >/dev/null 2>&1 || test_skip_all "needs curl"
-
-AUDIT_WAIT=10		# seconds for the close record of a request to appear
 HEAD_MAX=4096		# the proxy's limits in this script
 HEADERS_MAX=20
 URI_MAX=1024
@@ -80,39 +75,11 @@ send_raw () {
 	tr -d "\r" <resp.raw >resp
 }
 
-# mark: remember where the audit log and the origin's log end.
+# mark: remember where the audit log and the origin's log end
+# (audit_since, audit_expect and server_since origin read what came after).
 mark () {
-	AUDIT_MARK=$(($(wc -l <"$AUDIT_FILE"))) &&
-	ORIGIN_MARK=$(($(wc -l <"$ORIGIN_LOG")))
-}
-
-# audit_new N: wait (at most AUDIT_WAIT s) until N close records follow the
-# mark; every record after the mark in new.jsonl.
-audit_new () {
-	audit_new_n_=$((AUDIT_WAIT * 10))
-	while :; do
-		tail -n "+$((AUDIT_MARK + 1))" "$AUDIT_FILE" >new.jsonl &&
-		audit_new_c_=$(audit_count new.jsonl event=close) || return 1
-		test "$audit_new_c_" -ge "$1" && return 0
-		if test "$audit_new_n_" -le 0; then
-			echo "audit_new: $audit_new_c_ close records after the mark, not $1:" >&2
-			cat new.jsonl >&2
-			return 1
-		fi
-		sleep 0.1
-		audit_new_n_=$((audit_new_n_ - 1))
-	done
-}
-
-# expect_count N COND...: exactly N records of new.jsonl match.
-expect_count () {
-	expect_count_want_=$1
-	shift
-	expect_count_got_=$(audit_count new.jsonl "$@") || return 1
-	test "$expect_count_got_" = "$expect_count_want_" && return 0
-	echo "expected $expect_count_want_ records with $*, found $expect_count_got_ in:" >&2
-	cat new.jsonl >&2
-	return 1
+	audit_mark &&
+	server_mark origin
 }
 
 # refused STATUS REASON: after send_raw, what every refusal must show: the
@@ -125,26 +92,24 @@ refused () {
 	test_grep "^HTTP/1.1 $1 " status.line &&
 	test_grep "^X-Intutic-Error: $2\$" resp &&
 	test "$(grep -c "^HTTP/" resp)" = 1 &&
-	audit_new 1 &&
-	test_line_count = 2 new.jsonl &&
-	expect_count 1 event=decision decision=deny reason="$2" status="$1" &&
-	expect_count 1 event=close reason="$2" status="$1" &&
-	tail -n "+$((ORIGIN_MARK + 1))" "$ORIGIN_LOG" >origin.new &&
+	audit_since 1 &&
+	test_line_count = 2 since.jsonl &&
+	audit_expect 1 event=decision decision=deny reason="$2" status="$1" &&
+	audit_expect 1 event=close reason="$2" status="$1" &&
+	server_since origin &&
 	test_must_be_empty origin.new &&
 	alive
 }
 
 # alive: a good request through the proxy works.
 alive () {
-	proxy_curl -o alive.out "http://origin.test:$ORIGIN_PORT/" &&
-	echo "hello from origin.test:$ORIGIN_PORT" >alive.expect &&
-	test_cmp alive.expect alive.out
+	proxy_serves "origin.test:$ORIGIN_PORT"
 }
 
 test_expect_success 'setup: an origin, names, rules, and a proxy with small limits' '
 	start_origin origin &&
 	write_hosts hosts origin.test=127.0.0.1 &&
-	sed "s/@PORTS@/$ORIGIN_PORT/" "$TEST_DATA/rules/proxy-http/forward.yaml" >rules.yaml &&
+	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
 	start_proxy rules.yaml --head-max $HEAD_MAX --headers-max $HEADERS_MAX \
 		--uri-max $URI_MAX --head-timeout $HEAD_TIMEOUT_MS &&
 	H=origin.test:$ORIGIN_PORT &&
@@ -215,9 +180,9 @@ test_expect_success 'a bad chunk size: 400, the connection closed, the bad bytes
 	send_raw &&
 	test_grep "^HTTP/1.1 400 " resp &&
 	test_grep "^X-Intutic-Error: bad-request\$" resp &&
-	audit_new 1 &&
-	expect_count 1 event=close status=400 &&
-	tail -n "+$((ORIGIN_MARK + 1))" "$ORIGIN_LOG" >origin.new &&
+	audit_since 1 &&
+	audit_expect 1 event=close status=400 &&
+	server_since origin &&
 	test_grep -v "bad request" origin.new &&
 	alive
 '
@@ -358,8 +323,8 @@ test_expect_success 'a connection that sends nothing is closed after --head-time
 	test $((end - start)) -le 5 &&
 	test_must_be_empty resp &&
 	sleep 0.2 &&
-	tail -n "+$((AUDIT_MARK + 1))" "$AUDIT_FILE" >new.jsonl &&
-	test_must_be_empty new.jsonl
+	audit_since 0 &&
+	test_must_be_empty since.jsonl
 '
 
 test_expect_success 'the proxy counted the bad requests and still serves' '

@@ -3,11 +3,7 @@ test_description='reload (SIGHUP), audit reopen (SIGUSR1) and drain (SIGTERM) wi
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
 test_isolate_netns
-
-test -x "$top_builddir/proxy/intutic-proxy" ||
-	test_skip_all "intutic-proxy was not built (make in $top_builddir)"
-command -v python3 >/dev/null 2>&1 || test_skip_all "needs python3 (the test servers)"
-command -v curl >/dev/null 2>&1 || test_skip_all "needs curl"
+test_require_proxy curl
 
 WAIT_SECONDS=10		# a tunnel's answer, a file, a process
 GRACE_MS=5000		# the first proxy's --grace
@@ -152,10 +148,8 @@ ka_get () {
 # make_rules TEMPLATE: t/data/rules/proxy-http/TEMPLATE with this script's
 # ports, as rules.yaml (written whole, then renamed into place).
 make_rules () {
-	sed -e "s/@PORTS@/$A_TEST_PORT, $B_TEST_PORT, $ECHO_PORT/" \
-	    -e "s/@ECHO_PORT@/$ECHO_PORT/" \
-	    "$TEST_DATA/rules/proxy-http/$1" >rules.yaml.tmp &&
-	mv rules.yaml.tmp rules.yaml
+	fill_rules "proxy-http/$1" rules.yaml \
+		PORTS="$A_TEST_PORT, $B_TEST_PORT, $ECHO_PORT" ECHO_PORT="$ECHO_PORT"
 }
 
 # code URL: the status curl gets for URL through the proxy.
@@ -168,45 +162,20 @@ now () {
 	date +%s.%N | cut -c 1-14
 }
 
-# proxy_exit SECONDS: wait until the proxy has exited (at most SECONDS);
-# its exit status (125 when it still runs).
-proxy_exit () {
-	proxy_exit_n_=$(($1 * 10))
-	while test_proc_alive_ "$PROXY_PID"; do
-		if test "$proxy_exit_n_" -le 0; then
-			echo "the proxy (pid $PROXY_PID) still runs ${1}s later" >&2
-			return 125
-		fi
-		sleep 0.1
-		proxy_exit_n_=$((proxy_exit_n_ - 1))
-	done
-	wait "$PROXY_PID"
-	proxy_exit_code_=$?
-	test "$proxy_exit_code_" = 0 && return 0
-	if test "$proxy_exit_code_" -gt 128; then
-		echo "the proxy died by signal $((proxy_exit_code_ - 128)); its log:" >&2
-	else
-		echo "the proxy exited with status $proxy_exit_code_; its log:" >&2
-	fi
-	tail -n 5 "$PROXY_LOG" >&2
-	return "$proxy_exit_code_"
+# connect_refused: a new connection to the proxy's port is refused now
+# (curl's 7).
+connect_refused () {
+	curl -sS --noproxy "*" --max-time 2 -o /dev/null \
+		"$PROXY_URL/healthz" 2>/dev/null
+	test $? = 7
 }
 
 # refused_now: a new connection to the proxy's port is refused (curl's 7),
 # within 3 s.
 refused_now () {
-	refused_n_=30
-	while :; do
-		curl -sS --noproxy "*" --max-time 2 -o /dev/null \
-			"$PROXY_URL/healthz" 2>/dev/null
-		test $? = 7 && return 0
-		if test "$refused_n_" -le 0; then
-			echo "the proxy still accepts connections" >&2
-			return 1
-		fi
-		sleep 0.1
-		refused_n_=$((refused_n_ - 1))
-	done
+	wait_until 3 connect_refused && return 0
+	echo "the proxy still accepts connections" >&2
+	return 1
 }
 
 # closed.py FILE...: every connection with a decision record
@@ -369,7 +338,7 @@ test_expect_success 'the answer in flight completes' '
 
 test_expect_success 'once the tunnel ends, the proxy exits 0, well within the grace period' '
 	: >t1/quit &&
-	proxy_exit "$WAIT_SECONDS" &&
+	proxy_wait_exit "$WAIT_SECONDS" &&
 	END_AT=$(now) &&
 	awk -v a="$TERM_AT" -v b="$END_AT" -v g="$GRACE_MS" \
 		"BEGIN { exit !(b - a < g / 1000 - 1) }" &&
@@ -405,7 +374,7 @@ test_expect_success "a proxy with --grace $SHORT_GRACE_MS and a tunnel that stay
 test_expect_success 'SIGTERM: after about the grace period, the proxy closes the tunnel and exits 0' '
 	TERM_AT=$(now) &&
 	kill -TERM "$PROXY_PID" &&
-	proxy_exit "$WAIT_SECONDS" &&
+	proxy_wait_exit "$WAIT_SECONDS" &&
 	END_AT=$(now) &&
 	awk -v a="$TERM_AT" -v b="$END_AT" -v g="$SHORT_GRACE_MS" \
 		"BEGIN { d = b - a; exit !(d >= g / 1000 - 0.1 && d < g / 1000 + 2) }" &&

@@ -3,60 +3,19 @@ test_description='faults: origins that refuse, reset or never answer, DNS that f
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
 test_isolate_netns
+test_require_proxy curl "ss (iproute2)"
 
-test -x "$top_builddir/proxy/intutic-proxy" ||
-	test_skip_all "intutic-proxy was not built (make in $top_builddir)"
-command -v python3 >/dev/null 2>&1 || test_skip_all "needs python3 (the test servers)"
-command -v curl >/dev/null 2>&1 || test_skip_all "needs curl"
-command -v ss >/dev/null 2>&1 || test_skip_all "needs ss (iproute2)"
-
-CLIENT=$top_srcdir/t/helpers/client.py
-AUDIT_WAIT=10		# seconds for the close record of a request to appear
 CONNECT_TIMEOUT_MS=1000	# the second proxy's --connect-timeout
 WAIT_SECONDS=10		# for a connection to go away
 
-# mark: remember where the audit log ends.
-mark () {
-	AUDIT_MARK=$(($(wc -l <"$AUDIT_FILE")))
-}
-
-# audit_new N: wait (at most AUDIT_WAIT s) until N close records follow the
-# mark; every record after the mark in new.jsonl.
-audit_new () {
-	audit_new_n_=$((AUDIT_WAIT * 10))
-	while :; do
-		tail -n "+$((AUDIT_MARK + 1))" "$AUDIT_FILE" >new.jsonl &&
-		audit_new_c_=$(audit_count new.jsonl event=close) || return 1
-		test "$audit_new_c_" -ge "$1" && return 0
-		if test "$audit_new_n_" -le 0; then
-			echo "audit_new: $audit_new_c_ close records after the mark, not $1:" >&2
-			cat new.jsonl >&2
-			return 1
-		fi
-		sleep 0.1
-		audit_new_n_=$((audit_new_n_ - 1))
-	done
-}
-
-# expect_count N COND...: exactly N records of new.jsonl match.
-expect_count () {
-	expect_count_want_=$1
-	shift
-	expect_count_got_=$(audit_count new.jsonl "$@") || return 1
-	test "$expect_count_got_" = "$expect_count_want_" && return 0
-	echo "expected $expect_count_want_ records with $*, found $expect_count_got_ in:" >&2
-	cat new.jsonl >&2
-	return 1
-}
-
-# one_request STATUS REASON: new.jsonl holds one decision and one close
-# record, both with REASON and STATUS (the decision names no status when
-# the request was decided before it was answered).
+# one_request STATUS REASON: since the mark (audit_mark), one decision and
+# one close record, both with REASON, the close with STATUS (the decision
+# names no status when the request was decided before it was answered).
 one_request () {
-	audit_new 1 &&
-	expect_count 1 event=decision reason="$2" &&
-	expect_count 1 event=close reason="$2" status="$1" &&
-	test_line_count = 2 new.jsonl
+	audit_since 1 &&
+	audit_expect 1 event=decision reason="$2" &&
+	audit_expect 1 event=close reason="$2" status="$1" &&
+	test_line_count = 2 since.jsonl
 }
 
 # upstreams PORT: how many established connections to 127.0.0.1:PORT
@@ -65,35 +24,23 @@ upstreams () {
 	ss -tnH state established "( dport = :$1 )" | grep -c . || :
 }
 
+# upstreams_are PORT N: there are N now.
+upstreams_are () {
+	test "$(upstreams "$1")" = "$2"
+}
+
 # wait_upstreams PORT N: until there are N, at most WAIT_SECONDS.
 wait_upstreams () {
-	wait_up_n_=$((WAIT_SECONDS * 10))
-	while test "$(upstreams "$1")" != "$2"; do
-		if test "$wait_up_n_" -le 0; then
-			echo "still $(upstreams "$1") connections to port $1, not $2:" >&2
-			ss -tn >&2
-			return 1
-		fi
-		sleep 0.1
-		wait_up_n_=$((wait_up_n_ - 1))
-	done
+	wait_until "$WAIT_SECONDS" upstreams_are "$1" "$2" && return 0
+	echo "still $(upstreams "$1") connections to port $1, not $2:" >&2
+	ss -tn >&2
+	return 1
 }
 
 # alive: a good request through the proxy works.
 alive () {
-	proxy_curl -o alive.out "http://origin.test:$ORIGIN_PORT/" &&
-	echo "hello from origin.test:$ORIGIN_PORT" >alive.expect &&
-	test_cmp alive.expect alive.out
+	proxy_serves "origin.test:$ORIGIN_PORT"
 }
-
-# A port nothing listens on: bound once to get it, then closed.
-cat >freeport.py <<\EOF
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()
-EOF
 
 # A listener whose accept queue is full and never drained: the kernel drops
 # every further SYN, so a connect to it neither succeeds nor fails, it
@@ -161,15 +108,15 @@ test_expect_success 'setup: an origin, a DNS server, a dead port, names, rules, 
 	start_dns zone &&
 	write_resolv_conf "$PWD/resolv.conf" timeout:1 attempts:1 &&
 	write_hosts hosts origin.test=127.0.0.1 blackhole.test=127.0.0.1 &&
-	DEAD_PORT=$(python3 freeport.py) &&
+	DEAD_PORT=$(free_port) &&
 	test -n "$DEAD_PORT" || return 1
 	python3 blackhole.py "$PWD/blackhole.port" >blackhole.log 2>&1 &
 	BH_PID=$! &&
 	test_atexit "test_stop_pid_ $BH_PID" &&
 	test_wait_for_file blackhole.port &&
 	read -r BH_PORT <blackhole.port &&
-	sed "s/@PORTS@/$ORIGIN_PORT, $DEAD_PORT, $BH_PORT/" \
-		"$TEST_DATA/rules/proxy-http/faults.yaml" >rules.yaml &&
+	fill_rules proxy-http/faults.yaml rules.yaml \
+		PORTS="$ORIGIN_PORT, $DEAD_PORT, $BH_PORT" &&
 	start_proxy rules.yaml &&
 	alive
 '
@@ -177,7 +124,7 @@ test_expect_success 'setup: an origin, a DNS server, a dead port, names, rules, 
 # --- the origin ------------------------------------------------------------------
 
 test_expect_success 'an origin port where nothing listens: 502 connect-failed' '
-	mark &&
+	audit_mark &&
 	proxy_curl -D head -o body -w "%{http_code}\n" \
 		"http://origin.test:$DEAD_PORT/" >code &&
 	echo 502 >expect &&
@@ -185,30 +132,29 @@ test_expect_success 'an origin port where nothing listens: 502 connect-failed' '
 	test_grep "^X-Intutic-Error: connect-failed" head &&
 	test_grep "127.0.0.1" body &&
 	one_request 502 connect-failed &&
-	expect_count 1 event=decision host=origin.test port=$DEAD_PORT &&
+	audit_expect 1 event=decision host=origin.test port=$DEAD_PORT &&
 	alive
 '
 
 test_expect_success 'an origin that resets in the middle of a response: the client sees it fail, the close is recorded' '
-	mark &&
+	audit_mark &&
 	test_must_fail proxy_curl -D head -o part "http://origin.test:$ORIGIN_PORT/reset" \
 		2>err &&
 	test_grep "^HTTP/1.1 200" head &&
 	test_grep -v "timed out" err &&
 	test "$(wc -c <part)" -ge 1000 &&
 	test "$(wc -c <part)" -lt 1000000 &&
-	audit_new 1 &&
-	expect_count 1 event=decision decision=allow reason=allowed &&
-	expect_count 1 event=close status=200 "bytes_down>=1000" "bytes_down<1000000" &&
+	audit_since 1 &&
+	audit_expect 1 event=decision decision=allow reason=allowed &&
+	audit_expect 1 event=close status=200 "bytes_down>=1000" "bytes_down<1000000" &&
 	alive
 '
 
 test_expect_success 'an origin that resets in the middle of a tunnel: the tunnel ends, the close is recorded' '
-	mark &&
+	audit_mark &&
 	printf "GET /reset HTTP/1.1\r\nHost: origin.test:%s\r\n\r\n" "$ORIGIN_PORT" >req &&
 	{
-		python3 "$CLIENT" tcp --to "origin.test:$ORIGIN_PORT" \
-			--proxy "127.0.0.1:$PROXY_PORT" --send-file req \
+		proxy_tcp --to "origin.test:$ORIGIN_PORT" --send-file req \
 			--timeout 8 >out 2>err
 		echo $? >rc
 	} &&
@@ -217,9 +163,9 @@ test_expect_success 'an origin that resets in the middle of a tunnel: the tunnel
 	test_grep "^HTTP/1.1 200" out &&
 	test "$(wc -c <out)" -lt 1000000 &&
 	test_grep -v "timeout" err &&
-	audit_new 1 &&
-	expect_count 1 event=decision proto=connect decision=allow reason=allowed &&
-	expect_count 1 event=close proto=connect status=200 "bytes_down>=1000" &&
+	audit_since 1 &&
+	audit_expect 1 event=decision proto=connect decision=allow reason=allowed &&
+	audit_expect 1 event=close proto=connect status=200 "bytes_down>=1000" &&
 	test "$(proxy_metric intutic_tunnels_active)" = 0 &&
 	alive
 '
@@ -227,7 +173,7 @@ test_expect_success 'an origin that resets in the middle of a tunnel: the tunnel
 # --- DNS ---------------------------------------------------------------------------
 
 test_expect_success 'a name the DNS server knows: resolved there, answered' '
-	mark &&
+	audit_mark &&
 	proxy_curl -o out "http://ok.test:$ORIGIN_PORT/" &&
 	echo "hello from ok.test:$ORIGIN_PORT" >expect &&
 	test_cmp expect out &&
@@ -236,7 +182,7 @@ test_expect_success 'a name the DNS server knows: resolved there, answered' '
 '
 
 test_expect_success 'NXDOMAIN: 502 dns-failed' '
-	mark &&
+	audit_mark &&
 	failures=$(proxy_metric intutic_dns_failures_total) &&
 	proxy_curl -D head -o body -w "%{http_code}\n" \
 		"http://nosuch.test:$ORIGIN_PORT/" >code &&
@@ -254,7 +200,7 @@ test_expect_success 'NXDOMAIN: 502 dns-failed' '
 # may know better) and lets it time out: to the proxy it is a resolver that
 # gave no answer in time, 504 dns-timeout -- never an answer, never a dial.
 test_expect_success 'SERVFAIL: no answer in time, 504 dns-timeout, nothing dialled' '
-	mark &&
+	audit_mark &&
 	proxy_curl -D head -o body -w "%{http_code}\n" \
 		"http://fail.test:$ORIGIN_PORT/" >code &&
 	echo 504 >expect &&
@@ -269,7 +215,7 @@ test_expect_success 'SERVFAIL: no answer in time, 504 dns-timeout, nothing diall
 # server that never answers is a timeout, not an answer that the name does
 # not exist.
 test_expect_success 'a DNS server that never answers (resolver timeout:1 attempts:1): 504 within seconds' '
-	mark &&
+	audit_mark &&
 	start=$(date +%s) &&
 	proxy_curl -D head -o body -w "%{http_code}\n" \
 		"http://hang.test:$ORIGIN_PORT/" >code &&
@@ -279,23 +225,23 @@ test_expect_success 'a DNS server that never answers (resolver timeout:1 attempt
 	echo 504 >expect &&
 	test_cmp expect code &&
 	test_grep "^X-Intutic-Error: [a-z-]*timeout" head &&
-	audit_new 1 &&
-	expect_count 1 event=close status=504 &&
+	audit_since 1 &&
+	audit_expect 1 event=close status=504 &&
 	alive
 '
 
 # --- the client ---------------------------------------------------------------------
 
 test_expect_success 'a client that goes away in the middle of its body: the origin connection is closed' '
-	mark &&
+	audit_mark &&
 	wait_upstreams "$ORIGIN_PORT" 0 &&
 	python3 abort.py "$PROXY_PORT" origin.test "$ORIGIN_PORT" >out &&
 	echo "upstream open" >expect &&
 	test_cmp expect out &&
 	wait_upstreams "$ORIGIN_PORT" 0 &&
-	audit_new 1 &&
-	expect_count 1 event=decision decision=allow &&
-	expect_count 1 event=close "bytes_up>=50000" "bytes_up<100000" &&
+	audit_since 1 &&
+	audit_expect 1 event=decision decision=allow &&
+	audit_expect 1 event=close "bytes_up>=50000" "bytes_up<100000" &&
 	test "$(proxy_metric intutic_connections_active)" = 1 &&
 	alive
 '
@@ -311,7 +257,7 @@ test_expect_success "a second proxy: --connect-timeout $CONNECT_TIMEOUT_MS, a re
 '
 
 test_expect_success 'an origin that never completes the handshake: 504 connect-timeout after --connect-timeout' '
-	mark &&
+	audit_mark &&
 	timeouts=$(proxy_metric intutic_timeouts_total) &&
 	start=$(date +%s) &&
 	proxy_curl -D head -o body -w "%{http_code} %{time_total}\n" \
@@ -323,14 +269,14 @@ test_expect_success 'an origin that never completes the handshake: 504 connect-t
 	awk -v t="$secs" "BEGIN { exit !(t >= 0.9 && t < 4) }" &&
 	test_grep "^X-Intutic-Error: connect-timeout" head &&
 	one_request 504 connect-timeout &&
-	expect_count 1 event=decision host=blackhole.test port=$BH_PORT &&
+	audit_expect 1 event=decision host=blackhole.test port=$BH_PORT &&
 	test "$(proxy_metric intutic_timeouts_total)" = $((timeouts + 1)) &&
 	test_proc_alive_ "$BH_PID" &&
 	alive
 '
 
 test_expect_success 'a name that does not resolve within --connect-timeout: 504' '
-	mark &&
+	audit_mark &&
 	proxy_curl -D head -o body -w "%{http_code} %{time_total}\n" \
 		"http://hang.test:$ORIGIN_PORT/" >code &&
 	read -r status secs <code &&

@@ -5,6 +5,22 @@
   audit.py --count FILE COND...     print how many lines match
   audit.py --wait FILE COND...      wait until at least --min (1) lines
                                     match, at most --seconds (10, max 60)
+  audit.py --since FILE --out OUT COND...
+                                    the same wait (--min 0: none), then
+                                    every line after the mark, matching or
+                                    not, to OUT (also when the wait fails)
+  audit.py --conn FILE [COND...] [-- COND...]
+                                    the one connection whose records came
+                                    after the mark: waits (--seconds) for a
+                                    close record; then exactly one decision
+                                    record must be there, matching the
+                                    CONDs before "--", and exactly one
+                                    close record, with the decision's id,
+                                    matching those after it; --out OUT as
+                                    for --since
+
+--mark N (every mode): the first N lines are not looked at (where the log
+ended when the test took its mark: wc -l).
 
 A COND is KEY OP VALUE with OP one of
   =   the value's text is VALUE (a missing key or null reads as "")
@@ -16,7 +32,9 @@ The text of a string is itself, of a number or boolean its JSON form
 
 Every complete line must be a JSON object, or the exit status is 2; a
 last line without its newline (a write in progress) is left for later.
-A missing FILE is an error, except for --wait, which waits for it.
+A missing FILE is an error, except for the waits (--wait, --since,
+--conn), which wait for it.  A wait that ends without what it waited for,
+or a connection that is not as --conn says, exits 1 and shows the records.
 """
 
 import argparse
@@ -81,62 +99,143 @@ def matches(rec, conds):
     return True
 
 
-def select(path, conds):
-    """The matching lines; raises Bad on a line that is not a JSON object."""
-    out = []
+def records(path, mark=0):
+    """(line, record) for every complete line after the first `mark`;
+    raises Bad on a line that is not a JSON object."""
     with open(path, "rb") as f:
         data = f.read()
     lines = data.split(b"\n")
+    out = []
     # the last element is b"" after a final newline, or a partial line
-    for n, raw in enumerate(lines[:-1][:LINES_MAX], 1):
+    for n, raw in enumerate(lines[:-1][:LINES_MAX][mark:], mark + 1):
         try:
             rec = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as e:
             raise Bad("%s:%d: not JSON (%s): %r" % (path, n, e, raw[:200]))
         if not isinstance(rec, dict):
             raise Bad("%s:%d: not a JSON object: %r" % (path, n, raw[:200]))
-        if matches(rec, conds):
-            out.append(raw.decode("utf-8"))
+        out.append((raw.decode("utf-8"), rec))
     return out
 
 
+def select(path, conds, mark=0):
+    """The matching lines after the mark; raises Bad as records() does."""
+    return [line for line, rec in records(path, mark) if matches(rec, conds)]
+
+
+def wait_for(path, mark, seconds, done):
+    """Read the records after the mark until done(records) holds or
+    `seconds` (at most WAIT_SECONDS_MAX) have passed; a missing file has
+    none yet.  Returns (done, records)."""
+    deadline = time.monotonic() + min(max(seconds, 0), WAIT_SECONDS_MAX)
+    recs = []
+    for _ in range(int(WAIT_SECONDS_MAX / 0.05) + 2):
+        try:
+            recs = records(path, mark)
+        except FileNotFoundError:
+            recs = []
+        if done(recs):
+            return True, recs
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    return False, recs
+
+
+def write_out(path, recs):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line, _ in recs))
+
+
+def show(recs):
+    sys.stderr.write("".join(line + "\n" for line, _ in recs) or "(none)\n")
+
+
+def conn(recs, dwords, dconds, cwords, cconds):
+    """What is wrong with the one connection in recs, or None."""
+    decisions = [r for _, r in recs if r.get("event") == "decision"]
+    closes = [r for _, r in recs if r.get("event") == "close"]
+    if len(decisions) != 1:
+        return "%d decision records, expected one" % len(decisions)
+    d = decisions[0]
+    if not matches(d, dconds):
+        return "the decision record does not match %s" % " ".join(dwords)
+    if len(closes) != 1 or closes[0].get("id") != d.get("id"):
+        return "%d close records, expected one with id %s" % (len(closes),
+                                                               d.get("id"))
+    if not matches(closes[0], cconds):
+        return "the close record does not match %s" % " ".join(cwords)
+    return None
+
+
 def main():
+    argv = sys.argv[1:]
+    cwords = []
+    # --conn: the close record's CONDs follow "--" (argparse would drop it)
+    if "--conn" in argv and "--" in argv and argv.index("--conn") < argv.index("--"):
+        cut = argv.index("--")
+        argv, cwords = argv[:cut], argv[cut + 1:]
     ap = argparse.ArgumentParser(description="select audit records (see the module text)",
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__)
     g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--records", action="store_const", const="records", dest="mode")
-    g.add_argument("--count", action="store_const", const="count", dest="mode")
-    g.add_argument("--wait", action="store_const", const="wait", dest="mode")
-    ap.add_argument("--min", type=int, default=1, help="--wait: this many records")
-    ap.add_argument("--seconds", type=float, default=10, help="--wait: at most (10)")
+    for mode in ("records", "count", "wait", "since", "conn"):
+        g.add_argument("--" + mode, action="store_const", const=mode, dest="mode")
+    ap.add_argument("--min", type=int, default=1,
+                    help="--wait, --since: this many records")
+    ap.add_argument("--seconds", type=float, default=10,
+                    help="--wait, --since, --conn: at most (10)")
+    ap.add_argument("--mark", type=int, default=0, help="skip the first MARK lines")
+    ap.add_argument("--out", help="--since, --conn: the lines after the mark")
     ap.add_argument("file")
     ap.add_argument("cond", nargs="*")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    if args.mode == "since" and not args.out:
+        ap.error("--since needs --out")
+    if args.mark < 0:
+        ap.error("--mark must not be negative")
     try:
         conds = parse_conds(args.cond)
-        if args.mode != "wait":
-            recs = select(args.file, conds)
+        if args.mode in ("records", "count"):
+            recs = select(args.file, conds, args.mark)
             if args.mode == "count":
                 print(len(recs))
             else:
                 for r in recs:
                     print(r)
             return 0
-        deadline = time.monotonic() + min(max(args.seconds, 0), WAIT_SECONDS_MAX)
-        recs = []
-        for _ in range(int(WAIT_SECONDS_MAX / 0.05) + 2):
-            try:
-                recs = select(args.file, conds)
-            except FileNotFoundError:
-                recs = []
-            if len(recs) >= args.min:
+        if args.mode == "conn":
+            cconds = parse_conds(cwords)
+            def closed(rs):
+                return any(r.get("event") == "close" for _, r in rs)
+            _, recs = wait_for(args.file, args.mark, args.seconds, closed)
+            if args.out:
+                write_out(args.out, recs)
+            wrong = conn(recs, args.cond, conds, cwords, cconds)
+            if wrong is None:
                 return 0
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(0.05)
+            sys.stderr.write("audit: %s; the records since the mark:\n" % wrong)
+            show(recs)
+            return 1
+        def matching(rs):
+            return sum(matches(r, conds) for _, r in rs)
+        ok, recs = wait_for(args.file, args.mark, args.seconds,
+                            lambda rs: matching(rs) >= args.min)
+        got = matching(recs)
+        if args.mode == "since":
+            write_out(args.out, recs)
+            if ok:
+                return 0
+            sys.stderr.write("audit: %d of %d records matching %s after the mark,"
+                             " after %gs; the records since the mark:\n"
+                             % (got, args.min, " ".join(args.cond) or "(all)",
+                                args.seconds))
+            show(recs)
+            return 1
+        if ok:
+            return 0
         sys.stderr.write("audit: %d of %d records matching %s after %gs; the log has:\n"
-                         % (len(recs), args.min, " ".join(args.cond) or "(all)",
+                         % (got, args.min, " ".join(args.cond) or "(all)",
                             args.seconds))
         try:
             with open(args.file, errors="replace") as f:
@@ -148,7 +247,8 @@ def main():
         sys.stderr.write("audit: %s\n" % e)
         return 2
     except OSError as e:
-        sys.stderr.write("audit: cannot read '%s': %s\n" % (args.file, e.strerror))
+        sys.stderr.write("audit: cannot read or write '%s': %s\n"
+                         % (e.filename or args.file, e.strerror))
         return 2
 
 
