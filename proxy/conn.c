@@ -147,6 +147,7 @@ static void	splice_start(struct conn *, struct bufferevent *,
 		    struct bufferevent *);
 static void	conn_http_send(struct conn *);
 static void	conn_up_drop(struct conn *);
+static void	conn_finish(struct conn *);
 static int	conn_host_header_matches(const struct conn *,
 		    const struct http_head *);
 static void	relay(struct conn *, struct bufferevent *, struct bufferevent *,
@@ -432,10 +433,17 @@ conn_fail(struct conn *c, int status, enum conn_reason reason,
 		conn_decided(c, reason);
 	http_answer(bufferevent_get_output(c->client), status,
 	    conn_reason_str(reason), body);
-	if (c->up != NULL) {
-		bufferevent_free(c->up);
-		c->up = NULL;
-	}
+	conn_finish(c);
+}
+
+/*
+ * The last words to the client are in its output: drop the origin, stop
+ * reading, and close once they are written (or the finish timeout ends it).
+ */
+static void
+conn_finish(struct conn *c)
+{
+	conn_up_drop(c);
 	bufferevent_disable(c->client, EV_READ);
 	bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
 	    conn_client_event_cb, c);
@@ -454,15 +462,7 @@ conn_tls_deny(struct conn *c, enum conn_reason reason)
 	evbuffer_drain(bufferevent_get_input(c->client),
 	    evbuffer_get_length(bufferevent_get_input(c->client)));
 	bufferevent_write(c->client, alert, sizeof(alert));
-	if (c->up != NULL) {
-		bufferevent_free(c->up);
-		c->up = NULL;
-	}
-	bufferevent_disable(c->client, EV_READ);
-	bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
-	    conn_client_event_cb, c);
-	bufferevent_enable(c->client, EV_WRITE);
-	conn_set_state(c, CONN_FINISH);
+	conn_finish(c);
 }
 
 static void
