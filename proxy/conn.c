@@ -140,6 +140,8 @@ static void	conn_timer_cb(evutil_socket_t, short, void *);
 static void	conn_dial(struct conn *);
 static void	conn_tunnel_start(struct conn *);
 static void	conn_bulk_io(struct conn *);
+static void	conn_flow(struct conn *, enum conn_state, bufferevent_data_cb,
+		    bufferevent_data_cb, bufferevent_data_cb, bufferevent_event_cb);
 static void	conn_tls_deny(struct conn *, enum conn_reason);
 static void	conn_tunnel_eof(struct conn *, struct bufferevent *);
 static void	splice_stop(struct splice_dir *);
@@ -984,18 +986,8 @@ conn_http_send(struct conn *c)
 	http_framing_free(c->resp_framing);
 	c->resp_framing = NULL;
 	c->resp_until_eof = 0;
-	bufferevent_setcb(c->client, conn_http_client_read_cb,
-	    conn_http_write_cb, conn_client_event_cb, c);
-	bufferevent_setcb(c->up, conn_http_up_read_cb, conn_http_write_cb,
-	    conn_http_up_event_cb, c);
-	bufferevent_setwatermark(c->client, EV_READ, 0, 0);
-	bufferevent_setwatermark(c->client, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
-	bufferevent_setwatermark(c->up, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
-	conn_bulk_io(c);
-	bufferevent_enable(c->up, EV_READ | EV_WRITE);
-	bufferevent_enable(c->client, EV_READ | EV_WRITE);
-	gettimeofday(&c->last_io, NULL);
-	conn_set_state(c, CONN_HTTP);
+	conn_flow(c, CONN_HTTP, conn_http_client_read_cb, conn_http_up_read_cb,
+	    conn_http_write_cb, conn_http_up_event_cb);
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
 		conn_http_client_read_cb(c->client, c);
 }
@@ -1465,6 +1457,27 @@ conn_bulk_io(struct conn *c)
 	bufferevent_set_max_single_write(c->up, PROXY_IO_CHUNK);
 }
 
+/*
+ * Both sides move bytes from now on (an HTTP exchange or a tunnel): the
+ * callbacks of the state, the client's head limit lifted, write watermarks
+ * for backpressure, large reads and writes, both sides enabled.
+ */
+static void
+conn_flow(struct conn *c, enum conn_state state, bufferevent_data_cb client_rd,
+    bufferevent_data_cb up_rd, bufferevent_data_cb wr, bufferevent_event_cb up_ev)
+{
+	bufferevent_setcb(c->client, client_rd, wr, conn_client_event_cb, c);
+	bufferevent_setcb(c->up, up_rd, wr, up_ev, c);
+	bufferevent_setwatermark(c->client, EV_READ, 0, 0);
+	bufferevent_setwatermark(c->client, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	bufferevent_setwatermark(c->up, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	conn_bulk_io(c);
+	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	gettimeofday(&c->last_io, NULL);
+	conn_set_state(c, state);
+}
+
 static void
 conn_tunnel_start(struct conn *c)
 {
@@ -1475,18 +1488,8 @@ conn_tunnel_start(struct conn *c)
 	    CONN_REASON_ALLOWED);
 	c->bytes_up += n;
 	bufferevent_write_buffer(c->up, in);
-	bufferevent_setcb(c->client, conn_client_read_cb, conn_tunnel_write_cb,
-	    conn_client_event_cb, c);
-	bufferevent_setcb(c->up, conn_up_read_cb, conn_tunnel_write_cb,
-	    conn_up_event_cb, c);
-	bufferevent_setwatermark(c->client, EV_READ, 0, 0);
-	bufferevent_setwatermark(c->client, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
-	bufferevent_setwatermark(c->up, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
-	conn_bulk_io(c);
-	bufferevent_enable(c->client, EV_READ | EV_WRITE);
-	bufferevent_enable(c->up, EV_READ | EV_WRITE);
-	gettimeofday(&c->last_io, NULL);
-	conn_set_state(c, CONN_TUNNEL);
+	conn_flow(c, CONN_TUNNEL, conn_client_read_cb, conn_up_read_cb,
+	    conn_tunnel_write_cb, conn_up_event_cb);
 }
 
 /* Moves what `from` read to `to`, pausing `from` while `to` is full. */

@@ -30,7 +30,6 @@ or tcp).  SIGHUP re-reads the zone file.
 
 import argparse
 import ipaddress
-import os
 import select
 import signal
 import socket
@@ -38,6 +37,8 @@ import struct
 import sys
 import threading
 import time
+
+import serverlib
 
 UDP_MAX = 512                 # answers over UDP without EDNS
 TCP_MSG_MAX = 65535
@@ -334,35 +335,18 @@ def bind_pair(addr, port):
     raise OSError("cannot bind UDP and TCP on one port: %s" % last)
 
 
-def write_port_file(path, port):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w") as f:
-        f.write("%d\n" % port)
-    os.rename(tmp, path)
-
-
 def main():
     ap = argparse.ArgumentParser(
         description="DNS server for intutic's proxy tests (see the module text)",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--bind", default="127.0.0.1",
-                    help="address to listen on (default 127.0.0.1)")
-    ap.add_argument("--port", type=int, default=0, help="port (default 0: any)")
-    ap.add_argument("--port-file", required=True,
-                    help="write the bound port here once listening")
+    serverlib.listen_args(ap)
     ap.add_argument("--zone", help="zone file (none: every name is NXDOMAIN)")
     ap.add_argument("--query-log", help="append each query here")
     ap.add_argument("--ttl", type=int, default=60, help="default TTL (60)")
-    ap.add_argument("--lifetime", type=float, default=900,
-                    help="exit after this many seconds (default 900)")
     args = ap.parse_args()
-    try:
-        ipaddress.ip_address(args.bind)
-    except ValueError:
-        ap.error("--bind takes an address, not a name")
+    serverlib.check_bind(ap, args)
 
-    signal.signal(signal.SIGTERM, lambda s, f: sys.exit(0))
-    signal.signal(signal.SIGINT, lambda s, f: sys.exit(0))
+    serverlib.exit_on_signals()
     try:
         server = Dnsd(args)
     except (OSError, ValueError) as e:
@@ -372,7 +356,7 @@ def main():
     usock, tsock, port = bind_pair(args.bind, args.port)
     if args.query_log:
         open(args.query_log, "a").close()
-    write_port_file(args.port_file, port)
+    serverlib.write_port_file(args.port_file, port)
     log("listening on %s port %d (udp, tcp)" % (args.bind, port))
     server.run(usock, tsock, time.monotonic() + args.lifetime)
 

@@ -17,15 +17,13 @@ client sent).  Each connection's end is logged to stderr as
 """
 
 import argparse
-import ipaddress
-import os
-import select
-import signal
 import socket
 import ssl
 import sys
 import threading
 import time
+
+import serverlib
 
 CONNECTIONS_MAX = 256
 IDLE_TIMEOUT = 30.0
@@ -114,50 +112,22 @@ class Echo:
             self.slots.release()
 
     def run(self, lsock, deadline):
-        while time.monotonic() < deadline:
-            r, _, _ = select.select([lsock], [], [], 1.0)
-            if not r:
-                continue
-            try:
-                sock, peer = lsock.accept()
-            except OSError:
-                continue
-            if not self.slots.acquire(timeout=5.0):
-                sock.close()
-                continue
-            threading.Thread(target=self.handle, args=(sock, "%s:%d" % peer[:2]),
-                             daemon=True).start()
+        serverlib.accept_loop(lsock, deadline, self.slots, self.handle, log)
         log("lifetime over, exiting")
-
-
-def write_port_file(path, port):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w") as f:
-        f.write("%d\n" % port)
-    os.rename(tmp, path)
 
 
 def main():
     ap = argparse.ArgumentParser(
         description="TCP echo/sink/source/banner server for intutic's proxy tests",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--bind", default="127.0.0.1",
-                    help="address to listen on (default 127.0.0.1)")
-    ap.add_argument("--port", type=int, default=0, help="port (default 0: any)")
-    ap.add_argument("--port-file", required=True,
-                    help="write the bound port here once listening")
+    serverlib.listen_args(ap)
     ap.add_argument("--mode", nargs="+", default=["echo"],
                     metavar="MODE [ARG]",
                     help="echo (default), sink, source N, banner TEXT")
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"),
                     help="wrap connections in TLS with this certificate and key")
-    ap.add_argument("--lifetime", type=float, default=900,
-                    help="exit after this many seconds (default 900)")
     args = ap.parse_args()
-    try:
-        ipaddress.ip_address(args.bind)
-    except ValueError:
-        ap.error("--bind takes an address, not a name")
+    serverlib.check_bind(ap, args)
     m = args.mode
     if not ((m[0] in ("echo", "sink") and len(m) == 1)
             or (m[0] == "source" and len(m) == 2 and m[1].isdigit()
@@ -165,15 +135,10 @@ def main():
             or (m[0] == "banner" and len(m) == 2)):
         ap.error("--mode: echo, sink, source N or banner TEXT")
 
-    signal.signal(signal.SIGTERM, lambda s, f: sys.exit(0))
-    signal.signal(signal.SIGINT, lambda s, f: sys.exit(0))
+    serverlib.exit_on_signals()
     server = Echo(args)
-    family = socket.AF_INET6 if ":" in args.bind else socket.AF_INET
-    lsock = socket.socket(family, socket.SOCK_STREAM)
-    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    lsock.bind((args.bind, args.port))
-    lsock.listen(128)
-    write_port_file(args.port_file, lsock.getsockname()[1])
+    lsock = serverlib.tcp_listener(args.bind, args.port)
+    serverlib.write_port_file(args.port_file, lsock.getsockname()[1])
     log("listening on %s port %d, mode %s" % (args.bind, lsock.getsockname()[1],
                                              " ".join(m)))
     server.run(lsock, time.monotonic() + args.lifetime)

@@ -38,10 +38,7 @@ paths are read and discarded.
 import argparse
 import base64
 import hashlib
-import ipaddress
 import os
-import select
-import signal
 import socket
 import ssl
 import struct
@@ -49,6 +46,8 @@ import sys
 import threading
 import time
 import urllib.parse
+
+import serverlib
 
 # Limits: every buffer, count and wait is bounded.
 REQUEST_LINE_MAX = 8192
@@ -628,62 +627,27 @@ class Server:
             self.slots.release()
 
     def run(self, lsock, deadline):
-        while time.monotonic() < deadline:
-            r, _, _ = select.select([lsock], [], [], 1.0)
-            if not r:
-                continue
-            try:
-                sock, peer = lsock.accept()
-            except OSError:
-                continue
-            if not self.slots.acquire(timeout=5.0):
-                log("%s: too many connections, closing one" % self.name)
-                sock.close()
-                continue
-            t = threading.Thread(target=self.handle, args=(sock, "%s:%d" % peer[:2]),
-                                 daemon=True)
-            t.start()
+        serverlib.accept_loop(lsock, deadline, self.slots, self.handle, log,
+                              "%s: too many connections, closing one" % self.name)
         log("%s: lifetime over, exiting" % self.name)
-
-
-def write_port_file(path, port):
-    """Write atomically, so that a reader never sees half a number."""
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w") as f:
-        f.write("%d\n" % port)
-    os.rename(tmp, path)
 
 
 def main():
     ap = argparse.ArgumentParser(
         description="HTTP/1.1 origin for intutic's proxy tests (see the module text)",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--bind", default="127.0.0.1",
-                    help="address to listen on (default 127.0.0.1)")
-    ap.add_argument("--port", type=int, default=0, help="port (default 0: any)")
-    ap.add_argument("--port-file", required=True,
-                    help="write the bound port here once listening")
+    serverlib.listen_args(ap)
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"),
                     help="serve HTTPS with this certificate and key")
     ap.add_argument("--name", default="origin", help="X-Origin and log name")
     ap.add_argument("--docroot", help="directory served under /files/")
-    ap.add_argument("--lifetime", type=float, default=900,
-                    help="exit after this many seconds (default 900)")
     args = ap.parse_args()
-    try:
-        ipaddress.ip_address(args.bind)
-    except ValueError:
-        ap.error("--bind takes an address, not a name")
+    serverlib.check_bind(ap, args)
 
-    signal.signal(signal.SIGTERM, lambda s, f: sys.exit(0))
-    signal.signal(signal.SIGINT, lambda s, f: sys.exit(0))
+    serverlib.exit_on_signals()
     server = Server(args)
-    family = socket.AF_INET6 if ":" in args.bind else socket.AF_INET
-    lsock = socket.socket(family, socket.SOCK_STREAM)
-    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    lsock.bind((args.bind, args.port))
-    lsock.listen(128)
-    write_port_file(args.port_file, lsock.getsockname()[1])
+    lsock = serverlib.tcp_listener(args.bind, args.port)
+    serverlib.write_port_file(args.port_file, lsock.getsockname()[1])
     log("%s: listening on %s port %d%s" % (args.name, args.bind,
                                           lsock.getsockname()[1],
                                           " (TLS)" if args.tls else ""))
