@@ -42,7 +42,6 @@ struct event;
 #define PROXY_HIGH_WATER	(256 * 1024)	/* bytes queued towards a slow side */
 #define PROXY_FD_RESERVE	4		/* descriptors kept for EMFILE */
 #define PROXY_IO_CHUNK		(128 * 1024)	/* one read or write in a tunnel */
-#define PROXY_SPLICE_AFTER	(1024 * 1024)	/* bytes a direction moves before splice */
 
 struct proxy_config {
 	const char	*rules_path;
@@ -138,6 +137,7 @@ struct worker {
 	int			 paused;
 	struct conn_list	 conns;
 	size_t			 nconns;
+	uint8_t			*scratch;	/* PROXY_IO_CHUNK, for tunnels */
 };
 
 struct evbuffer;

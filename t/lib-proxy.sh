@@ -925,6 +925,14 @@ audit_mark () {
 	test_audit_mark_=$((test_audit_mark_))
 }
 
+# audit_settle: wait (at most TEST_AUDIT_WAIT_SECONDS) until every
+# connection in the audit log has its close record, so that a mark taken
+# next sees nothing of the connections before it.
+audit_settle () {
+	python3 "$test_helpers_/audit.py" --settled \
+		--seconds "$TEST_AUDIT_WAIT_SECONDS" "${AUDIT_FILE:-$PWD/audit.jsonl}"
+}
+
 # audit_since N: wait (at most TEST_AUDIT_WAIT_SECONDS) until N close
 # records follow the mark (N 0: no wait); since.jsonl then holds every
 # record written after the mark.  Else fail and show them.

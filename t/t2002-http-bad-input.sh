@@ -75,9 +75,11 @@ send_raw () {
 	tr -d "\r" <resp.raw >resp
 }
 
-# mark: remember where the audit log and the origin's log end
+# mark: once every earlier connection has closed (audit_settle), remember
+# where the audit log and the origin's log end
 # (audit_since, audit_expect and server_since origin read what came after).
 mark () {
+	audit_settle &&
 	audit_mark &&
 	server_mark origin
 }

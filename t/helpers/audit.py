@@ -18,6 +18,9 @@
                                     close record, with the decision's id,
                                     matching those after it; --out OUT as
                                     for --since
+  audit.py --settled FILE            wait (--seconds) until every
+                                    connection in the log has its close
+                                    record: nothing in flight
 
 --mark N (every mode): the first N lines are not looked at (where the log
 ended when the test took its mark: wc -l).
@@ -179,7 +182,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__)
     g = ap.add_mutually_exclusive_group(required=True)
-    for mode in ("records", "count", "wait", "since", "conn"):
+    for mode in ("records", "count", "wait", "since", "conn", "settled"):
         g.add_argument("--" + mode, action="store_const", const=mode, dest="mode")
     ap.add_argument("--min", type=int, default=1,
                     help="--wait, --since: this many records")
@@ -204,6 +207,17 @@ def main():
                 for r in recs:
                     print(r)
             return 0
+        if args.mode == "settled":
+            def open_ids(rs):
+                ids = {r.get("id") for _, r in rs}
+                return ids - {r.get("id") for _, r in rs if r.get("event") == "close"}
+            ok, recs = wait_for(args.file, 0, args.seconds,
+                                lambda rs: not open_ids(rs))
+            if ok:
+                return 0
+            sys.stderr.write("audit: connections %s still have no close record after %gs\n"
+                             % (sorted(open_ids(recs)), args.seconds))
+            return 1
         if args.mode == "conn":
             cconds = parse_conds(cwords)
             def closed(rs):
