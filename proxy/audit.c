@@ -190,6 +190,11 @@ audit_write(struct audit *a, const struct audit_record *r)
 	put_num(&l, "bytes_down", r->bytes_down);
 	put_num(&l, "duration_ms", r->duration_ms);
 	put_num(&l, "status", r->status);
+	if (r->command != NULL) {
+		put_str(&l, "command", r->command);
+		put_str(&l, "project", r->project);
+		put_num(&l, "pid", r->pid);
+	}
 	put(&l, "}\n");
 	if (l.full) {
 		/* Never a cut line: a short record that says so instead. */

@@ -18,7 +18,7 @@ struct audit;
 
 /* One record; NULL strings and negative numbers are written as null. */
 struct audit_record {
-	const char	*event;		/* "decision" | "close" */
+	const char	*event;		/* "decision" | "close" | "run" */
 	uint64_t	 id;
 	const char	*run;
 	const char	*client;	/* "127.0.0.1:40000" */
@@ -34,6 +34,10 @@ struct audit_record {
 	int64_t		 bytes_down;
 	int64_t		 duration_ms;
 	int		 status;	/* HTTP status answered, or -1 */
+	/* "run" records only (a run registered): written when command is set. */
+	const char	*command;	/* the command's name */
+	const char	*project;	/* its .intutic.yaml, or NULL */
+	int64_t		 pid;
 };
 
 /*

@@ -47,6 +47,7 @@
 #include "log.h"
 #include "tls-hello.h"
 #include "resolve.h"
+#include "runs.h"
 #include "tunnel.h"
 #include "conn.h"
 
@@ -79,6 +80,7 @@ struct conn {
 	char			 client_text[64];
 
 	/* The request being decided. */
+	char			 run[RUN_ID_MAX];	/* "" for none */
 	const char		*proto;		/* "connect" | "http" */
 	struct rules_host	 host;
 	uint16_t		 port;
@@ -161,6 +163,7 @@ static const char *const conn_reason_names[] = {
 	[CONN_REASON_OVERLOADED] = "overloaded",
 	[CONN_REASON_CLIENT_GONE] = "client-gone",
 	[CONN_REASON_DNS_TIMEOUT] = "dns-timeout",
+	[CONN_REASON_PROXY_AUTH] = "proxy-auth",
 };
 
 const char *
@@ -242,6 +245,7 @@ conn_audit(struct conn *c, const char *event)
 	memset(&r, 0, sizeof(r));
 	r.event = event;
 	r.id = c->id;
+	r.run = c->run[0] != '\0' ? c->run : NULL;
 	r.client = c->client_text;
 	r.proto = c->proto;
 	r.host = have_host ? c->host.text : NULL;
@@ -564,15 +568,108 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 
 /* ------------------------------------------------------- the request */
 
+#define RUNS_PATH	"/v1/runs"
+
+static int
+is_runs_request(const struct http_head *h)
+{
+	return strcmp(h->method, "POST") == 0 &&
+	    h->target_len == sizeof(RUNS_PATH) - 1 &&
+	    memcmp(h->target, RUNS_PATH, sizeof(RUNS_PATH) - 1) == 0;
+}
+
+/*
+ * Whether the body of an origin-form request (only POST /v1/runs has one)
+ * is all there; 0 to wait for more, or when it was refused.
+ */
+static int
+conn_local_body_ready(struct conn *c, const struct http_head *h,
+    size_t avail)
+{
+	if (!is_runs_request(h))
+		return 1;
+	if (h->chunked || h->content_length < 0) {
+		conn_fail(c, 411, CONN_REASON_BAD_REQUEST,
+		    "a run registration needs a Content-Length");
+		return 0;
+	}
+	if (h->content_length > RUNS_BODY_MAX ||
+	    h->len + (size_t)h->content_length > c->p->cfg.head_max) {
+		conn_fail(c, 413, CONN_REASON_BAD_REQUEST,
+		    "the run registration is too large");
+		return 0;
+	}
+	return avail >= h->len + (size_t)h->content_length;
+}
+
+/*
+ * POST /v1/runs: intutic exec registers a run (id, token, command); the
+ * audit log gets a "run" record (never the token).  201, 400 or 409.
+ */
+static void
+conn_register_run(struct conn *c, const struct http_head *h)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	struct evbuffer *out = bufferevent_get_output(c->client);
+	size_t total = h->len + (size_t)h->content_length;
+	struct audit_record r;
+	struct run_reg reg;
+	char why[256], body[RUN_ID_MAX + 16];
+	const char *buf;
+
+	if ((buf = (const char *)evbuffer_pullup(in, (ssize_t)total)) == NULL) {
+		conn_close(c);
+		return;
+	}
+	if (runs_parse(buf + h->len, (size_t)h->content_length, &reg, why,
+	    sizeof(why)) != 0) {
+		conn_fail(c, 400, CONN_REASON_BAD_REQUEST, why);
+		return;
+	}
+	if (runs_add(c->p->runs, &reg) != 0) {
+		explicit_bzero(reg.token, sizeof(reg.token));
+		conn_fail(c, 409, CONN_REASON_BAD_REQUEST,
+		    "a run with this id is registered already");
+		return;
+	}
+	explicit_bzero(reg.token, sizeof(reg.token));
+	memset(&r, 0, sizeof(r));
+	r.event = "run";
+	r.id = c->id;
+	r.run = reg.id;
+	r.client = c->client_text;
+	r.port = -1;
+	r.bytes_up = r.bytes_down = r.duration_ms = -1;
+	r.status = 201;
+	r.command = reg.command;
+	r.project = reg.project[0] != '\0' ? reg.project : NULL;
+	r.pid = reg.pid;
+	if (audit_write(c->p->audit, &r) != 0)
+		error("%llu: cannot write the audit log",
+		    (unsigned long long)c->id);
+	info("run %s registered: %s", reg.id, reg.command);
+	evbuffer_drain(in, total);
+	c->status = 201;
+	snprintf(body, sizeof(body), "{\"run\":\"%s\"}\n", reg.id);
+	evbuffer_add_printf(out, "HTTP/1.1 201 Created\r\nContent-Type: "
+	    "application/json\r\nContent-Length: %zu\r\nConnection: close"
+	    "\r\n\r\n%s", strlen(body), body);
+	conn_finish(c);
+}
+
 /* Origin-form requests to the proxy itself: /healthz and /metrics. */
 static void
 conn_serve_local(struct conn *c, const struct http_head *h)
 {
 	struct evbuffer *out = bufferevent_get_output(c->client), *body;
 
+	if (is_runs_request(h)) {
+		conn_register_run(c, h);
+		return;
+	}
 	if (strcmp(h->method, "GET") != 0 && strcmp(h->method, "HEAD") != 0) {
 		conn_fail(c, 400, CONN_REASON_BAD_REQUEST,
-		    "only GET /healthz and GET /metrics are served in "
+		    "only GET /healthz, GET /metrics and POST /v1/runs are served in "
 		    "origin-form; proxy requests use an absolute URI or CONNECT");
 		return;
 	}
@@ -587,7 +684,7 @@ conn_serve_local(struct conn *c, const struct http_head *h)
 	else {
 		evbuffer_free(body);
 		conn_fail(c, 400, CONN_REASON_BAD_REQUEST,
-		    "only GET /healthz and GET /metrics are served in "
+		    "only GET /healthz, GET /metrics and POST /v1/runs are served in "
 		    "origin-form; proxy requests use an absolute URI or CONNECT");
 		return;
 	}
@@ -806,6 +903,83 @@ conn_dial(struct conn *c)
 	}
 }
 
+/* Decodes base64 (RFC 4648, padded); the length, or -1. */
+static ssize_t
+base64_decode(const char *in, size_t len, char *out, size_t outlen)
+{
+	static const char set[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned int acc = 0, bits = 0;
+	size_t i, n = 0, pad = 0;
+	const char *p;
+
+	if (len % 4 != 0)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (in[i] == '=') {
+			if (++pad > 2 || i < len - 2)
+				return -1;
+			continue;
+		}
+		if (pad > 0 || in[i] == '\0' || (p = strchr(set, in[i])) == NULL)
+			return -1;
+		acc = (acc << 6) | (unsigned int)(p - set);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n >= outlen)
+				return -1;
+			out[n++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	return (ssize_t)n;
+}
+
+/*
+ * The run a request belongs to, from Proxy-Authorization (Basic RUN:TOKEN,
+ * as a proxy URL http://RUN:TOKEN@host:port makes clients send it).  No
+ * credentials: no run.  Credentials of no registered run: 407, denied
+ * (proxy-auth), returns -1.  The token is never kept or written.
+ */
+static int
+conn_identify(struct conn *c, const struct http_head *h)
+{
+	const struct http_header *a = http_header_find(h, "proxy-authorization");
+	char cred[RUN_ID_MAX + RUN_TOKEN_MAX + 2];
+	const char *v, *colon;
+	ssize_t n = -1;
+	size_t len;
+
+	c->run[0] = '\0';
+	if (a == NULL)
+		return 0;
+	v = a->value;
+	len = a->value_len;
+	if (len > 6 && strncasecmp(v, "Basic ", 6) == 0) {
+		v += 6;
+		len -= 6;
+		while (len > 0 && *v == ' ') {
+			v++;
+			len--;
+		}
+		n = base64_decode(v, len, cred, sizeof(cred));
+	}
+	if (n > 0 && (colon = memchr(cred, ':', (size_t)n)) != NULL &&
+	    runs_check(c->p->runs, cred, (size_t)(colon - cred), colon + 1,
+	    (size_t)n - (size_t)(colon - cred) - 1)) {
+		memcpy(c->run, cred, (size_t)(colon - cred));
+		c->run[colon - cred] = '\0';
+		explicit_bzero(cred, sizeof(cred));
+		return 0;
+	}
+	explicit_bzero(cred, sizeof(cred));
+	c->d.verdict = RULES_DENY;
+	conn_fail(c, 407, CONN_REASON_PROXY_AUTH,
+	    "the proxy credentials name no run this proxy knows: start the "
+	    "command with `intutic exec`, which registers its run");
+	return -1;
+}
+
 /* The CONNECT target is "host:port", the port required. */
 static void
 conn_connect_request(struct conn *c, const struct http_head *h)
@@ -837,7 +1011,7 @@ conn_connect_request(struct conn *c, const struct http_head *h)
 		conn_fail(c, 403, CONN_REASON_INVALID_HOST, detail);
 		return;
 	}
-	if (conn_decide(c) != 0)
+	if (conn_identify(c, h) != 0 || conn_decide(c) != 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
 	/* Nothing more from the client until the origin answers. */
@@ -911,7 +1085,7 @@ conn_http_request(struct conn *c, const struct http_head *h)
 		    "the Host header must name the URI's host");
 		return;
 	}
-	if (conn_decide(c) != 0)
+	if (conn_identify(c, h) != 0 || conn_decide(c) != 0)
 		return;
 
 	http_framing_free(c->req_framing);
@@ -1257,8 +1431,10 @@ conn_read_head(struct conn *c)
 	}
 	if (h->is_connect)
 		conn_connect_request(c, h);
-	else if (h->target_len > 0 && h->target[0] == '/')
-		conn_serve_local(c, h);
+	else if (h->target_len > 0 && h->target[0] == '/') {
+		if (conn_local_body_ready(c, h, avail))
+			conn_serve_local(c, h);
+	}
 	else
 		conn_http_request(c, h);
 	free(h);

@@ -371,12 +371,16 @@ http_status_text(int status)
 	case 100: return "Continue";
 	case 101: return "Switching Protocols";
 	case 200: return "OK";
+	case 201: return "Created";
 	case 400: return "Bad Request";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 407: return "Proxy Authentication Required";
 	case 408: return "Request Timeout";
+	case 409: return "Conflict";
+	case 411: return "Length Required";
+	case 413: return "Content Too Large";
 	case 414: return "URI Too Long";
 	case 431: return "Request Header Fields Too Large";
 	case 501: return "Not Implemented";
@@ -397,6 +401,9 @@ http_answer(struct evbuffer *out, int status, const char *reason,
 	    http_status_text(status));
 	if (reason != NULL)
 		evbuffer_add_printf(out, "X-Intutic-Error: %s\r\n", reason);
+	if (status == 407)
+		evbuffer_add_printf(out,
+		    "Proxy-Authenticate: Basic realm=\"intutic\"\r\n");
 	evbuffer_add_printf(out, "Content-Type: text/plain; charset=utf-8\r\n"
 	    "Content-Length: %zu\r\nConnection: close\r\n\r\n", blen);
 	if (blen > 0)

@@ -33,6 +33,7 @@
 #include "conn.h"
 #include "log.h"
 #include "resolve.h"
+#include "runs.h"
 #include "paths.h"
 
 static struct proxy	 proxy;
@@ -610,6 +611,9 @@ main(int argc, char **argv)
 			    "host's loopback", t);
 	}
 
+	if ((p->runs = runs_new()) == NULL)
+		fatal("out of memory");
+
 	/* Workers never see signals; the main loop takes them. */
 	sigemptyset(&block);
 	for (k = 0; k < 4; k++)
@@ -665,6 +669,7 @@ main(int argc, char **argv)
 	rules_free(p->rules);
 	audit_free(p->audit);
 	hosts_free(p->hosts);
+	runs_free(p->runs);
 	free(p->workers);
 	libevent_global_shutdown();
 	info("stopped");

@@ -108,6 +108,7 @@ struct proxy {
 	struct rules		*rules;		/* current set; rules_lock */
 	struct audit		*audit;
 	struct hosts		*hosts;		/* --hosts, read once */
+	struct runs		*runs;		/* registered by intutic exec */
 	struct proxy_listen	 listens[PROXY_BINDS_MAX];
 	size_t			 nlistens;
 	uint16_t		 port;		/* the real port */
