@@ -109,22 +109,6 @@ status_parse(const char *page, struct status_metrics *m)
 	}
 }
 
-/* "1h 2m 3s", "2m 3s", "3s" */
-static const char *
-status_uptime(long long s, char *buf, size_t len)
-{
-	if (s < 0)
-		s = 0;
-	if (s >= 3600)
-		snprintf(buf, len, "%lldh %lldm %llds", s / 3600,
-		    s % 3600 / 60, s % 60);
-	else if (s >= 60)
-		snprintf(buf, len, "%lldm %llds", s / 60, s % 60);
-	else
-		snprintf(buf, len, "%llds", s);
-	return buf;
-}
-
 /* The URL of /metrics on the first address; a wildcard one via loopback. */
 static void
 status_url(const struct proxy_state *st, char *buf, size_t len)
@@ -163,7 +147,7 @@ status_print(const struct proxy_state *st, const char *state,
 	s = strtoll(uptime, &end, 10);
 	if (strcmp(uptime, "-") == 0 || *end != '\0')
 		s = (long long)time(NULL) - st->started;
-	printf("uptime:      %s\n", status_uptime(s, up, sizeof(up)));
+	printf("uptime:      %s\n", cmd_duration_text(s, up, sizeof(up)));
 	if (m == NULL)
 		return;
 	printf("connections: %s total, %s active\n", m->v[STATUS_CONNS_TOTAL],

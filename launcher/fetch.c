@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -16,6 +17,7 @@ struct fetch_buf {
 	char	*data;
 	size_t	 len;
 	int	 too_big;
+	size_t	 max;
 };
 
 static size_t
@@ -25,7 +27,7 @@ fetch_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb;
 	char *p;
 
-	if (n > FETCH_BODY_MAX - b->len) {
+	if (n > b->max - b->len) {
 		b->too_big = 1;
 		return 0;	/* curl stops with CURLE_WRITE_ERROR */
 	}
@@ -38,16 +40,85 @@ fetch_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-int
-fetch_get(const char *url, char **body, size_t *len, char *err, size_t errlen)
+/* Sets what a request needs; 0, or -1 when libcurl refused an option. */
+static int
+fetch_setup(CURL *c, const struct fetch_req *req, struct curl_slist **hdrs,
+    struct fetch_buf *b, char *cerr)
 {
-	struct fetch_buf b = { NULL, 0, 0 };
+	char line[FETCH_AUTH_MAX];
+	size_t max = req->body_max != 0 ? req->body_max : FETCH_BODY_MAX;
+	long timeout = req->timeout_ms != 0 ? req->timeout_ms :
+	    FETCH_TIMEOUT_MS;
+	struct curl_slist *l;
+	int n;
+
+	b->max = max;
+	if (req->bearer != NULL) {
+		n = snprintf(line, sizeof(line), "Authorization: Bearer %s",
+		    req->bearer);
+		l = n > 0 && (size_t)n < sizeof(line) ?
+		    curl_slist_append(*hdrs, line) : NULL;
+		explicit_bzero(line, sizeof(line));
+		if (l == NULL)
+			return -1;
+		*hdrs = l;
+	}
+	if (req->content_type != NULL) {
+		snprintf(line, sizeof(line), "Content-Type: %s",
+		    req->content_type);
+		if ((l = curl_slist_append(*hdrs, line)) == NULL)
+			return -1;
+		*hdrs = l;
+	}
+	if (curl_easy_setopt(c, CURLOPT_URL, req->url) != CURLE_OK ||
+#if LIBCURL_VERSION_NUM >= 0x075500
+	    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR,
+	    req->https ? "http,https" : "http") != CURLE_OK ||
+#else
+	    curl_easy_setopt(c, CURLOPT_PROTOCOLS, req->https ?
+	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS) : (long)CURLPROTO_HTTP) !=
+	    CURLE_OK ||
+#endif
+	    curl_easy_setopt(c, CURLOPT_NOPROXY, "*") != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_PROXY, "") != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
+	    (req->ca_file != NULL &&
+	    curl_easy_setopt(c, CURLOPT_CAINFO, req->ca_file) != CURLE_OK) ||
+	    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
+	    (curl_off_t)max) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fetch_write_cb) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_WRITEDATA, b) != CURLE_OK ||
+	    (*hdrs != NULL &&
+	    curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdrs) != CURLE_OK))
+		return -1;
+	if (req->method != NULL && strcmp(req->method, "POST") == 0 &&
+	    (curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)req->bodylen) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_POSTFIELDS,
+	    req->body != NULL ? req->body : "") != CURLE_OK))
+		return -1;
+	return 0;
+}
+
+int
+fetch(const struct fetch_req *req, long *status, char **body, size_t *len,
+    char *err, size_t errlen)
+{
+	struct fetch_buf b = { NULL, 0, 0, 0 };
+	struct curl_slist *hdrs = NULL;
 	char cerr[CURL_ERROR_SIZE];
 	CURL *c = NULL;
 	CURLcode rc;
-	long status = 0;
 	int r = -1;
 
+	*status = 0;
 	*body = NULL;
 	*len = 0;
 	cerr[0] = '\0';
@@ -59,42 +130,20 @@ fetch_get(const char *url, char **body, size_t *len, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot initialise libcurl");
 		goto out;
 	}
-	if (curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK ||
-#if LIBCURL_VERSION_NUM >= 0x075500
-	    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http") != CURLE_OK ||
-#else
-	    curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTP) !=
-	    CURLE_OK ||
-#endif
-	    curl_easy_setopt(c, CURLOPT_NOPROXY, "*") != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
-	    (long)FETCH_TIMEOUT_MS) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
-	    (curl_off_t)FETCH_BODY_MAX) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fetch_write_cb) !=
-	    CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b) != CURLE_OK) {
-		snprintf(err, errlen, "cannot set up the request for '%s'",
-		    url);
+	if (fetch_setup(c, req, &hdrs, &b, cerr) != 0) {
+		snprintf(err, errlen, "cannot set up the request");
 		goto out;
 	}
 	if ((rc = curl_easy_perform(c)) != CURLE_OK) {
 		if (b.too_big || rc == CURLE_FILESIZE_EXCEEDED)
-			snprintf(err, errlen, "the answer is larger than %d "
-			    "bytes", FETCH_BODY_MAX);
+			snprintf(err, errlen, "the answer is larger than %zu "
+			    "bytes", b.max);
 		else
 			snprintf(err, errlen, "%s%s%s", curl_easy_strerror(rc),
 			    cerr[0] != '\0' ? ": " : "", cerr);
 		goto out;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	if (status != 200) {
-		snprintf(err, errlen, "HTTP %ld", status);
-		goto out;
-	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	if (b.data == NULL && (b.data = calloc(1, 1)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
@@ -106,8 +155,27 @@ fetch_get(const char *url, char **body, size_t *len, char *err, size_t errlen)
 	r = 0;
  out:
 	free(b.data);
+	curl_slist_free_all(hdrs);
 	if (c != NULL)
 		curl_easy_cleanup(c);
 	curl_global_cleanup();
 	return r;
+}
+
+int
+fetch_get(const char *url, char **body, size_t *len, char *err, size_t errlen)
+{
+	struct fetch_req req = { .url = url };
+	long status;
+
+	if (fetch(&req, &status, body, len, err, errlen) != 0)
+		return -1;
+	if (status != 200) {
+		snprintf(err, errlen, "HTTP %ld", status);
+		free(*body);
+		*body = NULL;
+		*len = 0;
+		return -1;
+	}
+	return 0;
 }

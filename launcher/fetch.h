@@ -10,6 +10,7 @@
 #define FETCH_TIMEOUT_MS	3000		/* the whole request */
 #define FETCH_BODY_MAX		(1024 * 1024)	/* bytes of a body */
 #define FETCH_ERROR_MAX		256
+#define FETCH_AUTH_MAX		4096		/* bytes of an Authorization line */
 
 /*
  * GETs url (http only), never through a proxy (CURLOPT_NOPROXY "*", so no
@@ -21,5 +22,29 @@
  */
 int	 fetch_get(const char *url, char **body, size_t *len, char *err,
 	    size_t errlen);
+
+/* One request, as fetch() makes it.  Zeroed fields take the defaults. */
+struct fetch_req {
+	const char	*url;
+	const char	*method;	/* NULL: GET; or "POST" */
+	const char	*body;		/* POST: what to send */
+	size_t		 bodylen;
+	const char	*content_type;	/* POST: e.g. "application/json" */
+	const char	*bearer;	/* Authorization: Bearer; never shown */
+	const char	*ca_file;	/* https: trust this CA file, not the system's */
+	int		 https;		/* allow https:// (else http:// only) */
+	long		 timeout_ms;	/* 0: FETCH_TIMEOUT_MS, the whole request */
+	size_t		 body_max;	/* 0: FETCH_BODY_MAX bytes of an answer */
+};
+
+/*
+ * Makes the request (no proxy from the environment; redirects never
+ * followed; TLS peers and names verified) and gives the answer's status
+ * and body (NUL-terminated, the caller frees it).  0 when an answer came,
+ * whatever its status; -1 when none did (refused, timed out, TLS failed,
+ * too large, ...), with why in err: never the bearer token.
+ */
+int	 fetch(const struct fetch_req *req, long *status, char **body,
+	    size_t *len, char *err, size_t errlen);
 
 #endif /* INTUTIC_FETCH_H */

@@ -28,6 +28,8 @@ struct cmd_entry {
 	int		(*exec)(int argc, char **argv);
 };
 
+extern const struct cmd_entry cmd_doctor_entry;
+extern const struct cmd_entry cmd_exec_entry;
 extern const struct cmd_entry cmd_rules_entry;
 extern const struct cmd_entry cmd_start_entry;
 extern const struct cmd_entry cmd_status_entry;
@@ -42,6 +44,8 @@ int	 cmd_usage_error(const struct cmd_entry *cmd, const char *fmt, ...)
 
 /* "a" or "an" before a metavariable: "a FILE", "an ADDR", "an N". */
 const char	*cmd_article(const char *word);
+
+const char	*cmd_duration_text(long long seconds, char *buf, size_t len);
 
 /*
  * Whether argv[*i] is the option --NAME (name without the dashes), written

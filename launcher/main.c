@@ -41,7 +41,9 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_start_entry,
 	&cmd_stop_entry,
 	&cmd_status_entry,
+	&cmd_exec_entry,
 	&cmd_rules_entry,
+	&cmd_doctor_entry,
 	&cmd_version_entry,
 	&cmd_help_entry,
 };
@@ -65,7 +67,8 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "\n"
 	    "Run 'intutic help COMMAND' for a command's options; the manual\n"
-	    "pages are intutic(1), intutic-start(1) and intutic-rules(5).\n");
+	    "pages are intutic(1), intutic-start(1), intutic-exec(1),\n"
+	    "intutic-doctor(1), intutic-rules(5) and intutic-proxy(8).\n");
 }
 
 static const struct cmd_entry *
@@ -102,11 +105,29 @@ cmd_usage_error(const struct cmd_entry *cmd, const char *fmt, ...)
 const char *
 cmd_article(const char *word)
 {
-	/* ADDR, and N or MS read as letters: "an N", "an MS". */
+	/* ADDR, and N or MS read as letters: "an N", "an MS"; "a URL". */
+	if (strncmp(word, "URL", 3) == 0 || strncmp(word, "USER", 4) == 0)
+		return "a";
 	if (word[0] != '\0' && (strchr("AEIOU", word[0]) != NULL ||
 	    (strlen(word) <= 2 && strchr("FHLMNRSX", word[0]) != NULL)))
 		return "an";
 	return "a";
+}
+
+/* A duration for people: "1h 2m 3s", "2m 3s", "3s". */
+const char *
+cmd_duration_text(long long s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s >= 3600)
+		snprintf(buf, len, "%lldh %lldm %llds", s / 3600,
+		    s % 3600 / 60, s % 60);
+	else if (s >= 60)
+		snprintf(buf, len, "%lldm %llds", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%llds", s);
+	return buf;
 }
 
 int

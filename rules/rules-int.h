@@ -66,6 +66,11 @@ struct rules {
 	struct rules_provider	*providers;
 	size_t			 nproviders;
 
+	/* Where the loader met these, for rules_tightens()'s messages. */
+	unsigned long		 mode_line;	/* `mode:` in the top file; 0: none */
+	const char		*provider_file;	/* the first provider's name; arena */
+	unsigned long		 provider_line;
+
 	struct rules_table	 names;		/* exact and wildcard entries */
 	struct rules_table	 cidrs;		/* CIDR and IP entries */
 	uint8_t			 plens_v4[33];	/* prefix lengths in use */

@@ -422,6 +422,7 @@ key_mode(struct yfile *f, const yaml_mark_t *keymark)
 	if (top_only(f, keymark, "mode") != 0 || next(f) != 0 ||
 	    scalar(f, "enforce or report", &s, &len) != 0)
 		return -1;
+	f->ld->r->mode_line = keymark->line + 1;
 	if (scalar_is(&f->ev, "enforce"))
 		f->ld->r->mode = RULES_MODE_ENFORCE;
 	else if (scalar_is(&f->ev, "report"))
@@ -669,6 +670,10 @@ key_providers(struct yfile *f)
 				    quote(s, len, q, sizeof(q)));
 		if ((name = rules_arena_strndup(&r->arena, s, len)) == NULL)
 			return fail(f, NULL, "out of memory");
+		if (r->provider_file == NULL) {
+			r->provider_file = f->path;
+			r->provider_line = f->ev.start_mark.line + 1;
+		}
 		if (provider(f, name) != 0)
 			return -1;
 	}

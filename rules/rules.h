@@ -279,4 +279,26 @@ int		 rules_entry_is_deny(const struct rules_entry *e);
 int		 rules_entry_names_port(const struct rules_entry *e,
 		    uint16_t port);
 
+/*
+ * Whether `project` (a project's .intutic.yaml) only narrows `ceiling` (the
+ * operator's rules), DESIGN.md principle 4.  It does when, for each of its
+ * allow entries and each port that entry allows (its own ports, else the
+ * project's `ports:` list): every destination the entry could match is
+ * allowed by allow entries of `ceiling`, and no single deny entry of
+ * `ceiling` denies all of them; when it is not in report mode under an
+ * enforcing `ceiling`; and when it defines no providers.  Its deny entries
+ * always narrow; a deny entry of `ceiling` inside one of its allow entries
+ * is accepted, on the understanding that the deny entries of `ceiling`
+ * keep applying.  Details: rules/README.md, intutic-rules(5).
+ *
+ * Returns 0 when it only tightens, with `why` "".  Else -1, with `why` one
+ * line naming the first thing that widens ("FILE:LINE: allow 'TEXT': ...",
+ * an included file's entry with its own file and line) and what in
+ * `ceiling` it goes past; -1 also when out of memory.  `why` is cut to
+ * `whylen` bytes and always terminated; it may be NULL.  Both sets are
+ * only read.
+ */
+int	 rules_tightens(const struct rules *ceiling, const struct rules *project,
+	    char *why, size_t whylen);
+
 #endif /* INTUTIC_RULES_H */

@@ -1,0 +1,511 @@
+/*
+ * cmd-doctor.c — `intutic doctor`: what this host can deliver and what is
+ * missing, one line per check, each with a verdict and, when not ok, the
+ * fix.
+ *
+ * Every check is bounded: the proxy's /healthz and the workspace API
+ * through fetch.c's timeouts, `podman info` and `docker info` by
+ * DOCTOR_RUNTIME_MS (then SIGKILL).  Nothing runs through a shell.
+ * nftables is asked through hostfw.c, the launcher's one libnftnl file.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fetch.h"
+#include "hostfw.h"
+#include "intutic.h"
+#include "locate.h"
+#include "rules.h"
+#include "settings.h"
+#include "state.h"
+
+extern char **environ;
+
+#define DOCTOR_RUNTIME_MS	5000	/* `podman info`, `docker info` */
+#define DOCTOR_POLL_MS		50	/* between looks at such a child */
+#define DOCTOR_STATUS_LINES_MAX	128	/* lines of /proc/self/status read */
+#define DOCTOR_CAP_NET_ADMIN	12	/* its bit in CapEff */
+#define DOCTOR_TEXT_MAX		1024	/* bytes of what the result lists */
+
+static int	cmd_doctor_exec(int, char **);
+
+const struct cmd_entry cmd_doctor_entry = {
+	.name = "doctor",
+	.summary = "say what this host can deliver and what is missing",
+	.help =
+	    "usage: intutic doctor [--state-dir DIR] [--proxy URL]\n"
+	    "\n"
+	    "Says what this host can deliver and what is missing, one line\n"
+	    "per check, each with a verdict (ok, warn, missing, fail) and,\n"
+	    "when it is not ok, the fix: the proxy running (its address, rule\n"
+	    "file and uptime), its rules valid, the enforcement level and\n"
+	    "where it came from, podman and docker present and running,\n"
+	    "/dev/kvm usable, firecracker present, nftables usable, and\n"
+	    "`intutic enforce` active.  The last line says whether this host\n"
+	    "has what the level needs.\n"
+	    "\n"
+	    "--state-dir DIR   The proxy's state directory (default\n"
+	    "                  $XDG_STATE_HOME/intutic, else\n"
+	    "                  ~/.local/state/intutic, else /run/intutic).\n"
+	    "--proxy URL       The proxy to check, http://HOST:PORT\n"
+	    "                  (default $INTUTIC_PROXY_URL, else the one\n"
+	    "                  the state file names, else\n"
+	    "                  http://127.0.0.1:8877).\n"
+	    "-h, --help        Show this help.\n"
+	    "\n"
+	    "Exit 0: this host has what the level needs: off and recommend\n"
+	    "need the proxy running and its rules valid; require also needs a\n"
+	    "sandbox backend, podman or docker running, or /dev/kvm and\n"
+	    "firecracker.  1: something the level needs is missing, or the\n"
+	    "settings cannot be read.  2: usage error.\n",
+	.exec = cmd_doctor_exec,
+};
+
+/* A check's verdict.  The zero value fails. */
+enum doctor_verdict {
+	DOCTOR_FAIL = 0,	/* broken: it must be fixed */
+	DOCTOR_OK,
+	DOCTOR_WARN,		/* works, or cannot be told, with a caveat */
+	DOCTOR_MISSING,		/* not there, not running */
+};
+
+static const char *
+doctor_verdict_str(enum doctor_verdict v)
+{
+	switch (v) {
+	case DOCTOR_OK:
+		return "ok";
+	case DOCTOR_WARN:
+		return "warn";
+	case DOCTOR_MISSING:
+		return "missing";
+	case DOCTOR_FAIL:
+		break;
+	}
+	return "fail";
+}
+
+static void	doctor_line(const char *, enum doctor_verdict, const char *,
+		    const char *, ...) __attribute__((format(printf, 4, 5)));
+
+/* One check's line: "CHECK  VERDICT  DETAIL[; fix: FIX]". */
+static void
+doctor_line(const char *check, enum doctor_verdict v, const char *fix,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%-12s %-8s ", check, doctor_verdict_str(v));
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (v != DOCTOR_OK && fix != NULL)
+		printf("; fix: %s", fix);
+	putchar('\n');
+}
+
+static void __attribute__((format(printf, 3, 4)))
+doctor_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------- programs */
+
+/* name in $PATH (empty entries skipped): 0 with its path, else -1. */
+static int
+doctor_which(const char *name, char *path, size_t len)
+{
+	const char *p = getenv("PATH"), *end;
+	struct stat sb;
+	size_t dlen;
+	int n;
+
+	if (p == NULL || *p == '\0')
+		p = "/usr/local/bin:/usr/bin:/bin";
+	for (;; p = end + 1) {
+		if ((end = strchr(p, ':')) == NULL)
+			end = p + strlen(p);
+		dlen = (size_t)(end - p);
+		if (dlen > 0 && dlen < INT_MAX) {
+			n = snprintf(path, len, "%.*s/%s", (int)dlen, p, name);
+			if (n > 0 && (size_t)n < len && stat(path, &sb) == 0 &&
+			    S_ISREG(sb.st_mode) && access(path, X_OK) == 0)
+				return 0;
+		}
+		if (*end == '\0')
+			break;
+	}
+	path[0] = '\0';
+	return -1;
+}
+
+static long long
+doctor_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Runs `PATH info` (argv[0] name) with no shell, its input and output
+ * /dev/null, for at most DOCTOR_RUNTIME_MS (then SIGKILL to it).  0 when
+ * it exits 0; else -1 with why.
+ */
+static int
+doctor_info(const char *path, const char *name, char *why, size_t whylen)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[3];
+	long long deadline;
+	struct timespec nap = { 0, DOCTOR_POLL_MS * 1000000L };
+	pid_t pid, w;
+	int rc, st;
+
+	argv[0] = (char *)name;
+	argv[1] = (char *)"info";
+	argv[2] = NULL;
+	if ((rc = posix_spawn_file_actions_init(&fa)) != 0) {
+		snprintf(why, whylen, "cannot run '%s info': %s", name,
+		    strerror(rc));
+		return -1;
+	}
+	if ((rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
+	    O_RDONLY, 0)) != 0 ||
+	    (rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null",
+	    O_WRONLY, 0)) != 0 ||
+	    (rc = posix_spawn_file_actions_adddup2(&fa, 1, 2)) != 0 ||
+	    (rc = posix_spawn(&pid, path, &fa, NULL, argv, environ)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		snprintf(why, whylen, "cannot run '%s info': %s", name,
+		    strerror(rc));
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	deadline = doctor_ms() + DOCTOR_RUNTIME_MS;
+	for (;;) {
+		w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (w == -1 && errno != EINTR) {
+			snprintf(why, whylen, "'%s info': %s", name,
+			    strerror(errno));
+			return -1;
+		}
+		if (doctor_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+				;
+			snprintf(why, whylen, "'%s info' did not finish within "
+			    "%d s", name, DOCTOR_RUNTIME_MS / 1000);
+			return -1;
+		}
+		nanosleep(&nap, NULL);
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (WIFEXITED(st))
+		snprintf(why, whylen, "'%s info' exits %d", name,
+		    WEXITSTATUS(st));
+	else
+		snprintf(why, whylen, "'%s info' was killed by signal %d",
+		    name, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return -1;
+}
+
+/* A container runtime: present (in PATH), running (`NAME info` exits 0). */
+static int
+doctor_runtime(const char *name, const char *install, const char *start)
+{
+	char path[PATH_MAX], why[256];
+
+	if (doctor_which(name, path, sizeof(path)) != 0) {
+		doctor_line(name, DOCTOR_MISSING, install, "not found in PATH");
+		return 0;
+	}
+	if (doctor_info(path, name, why, sizeof(why)) != 0) {
+		doctor_line(name, DOCTOR_MISSING, start, "%s is there but not "
+		    "running: %s", path, why);
+		return 0;
+	}
+	doctor_line(name, DOCTOR_OK, NULL, "%s, running", path);
+	return 1;
+}
+
+/* ------------------------------------------------------------- nftables */
+
+/*
+ * Whether this process has CAP_NET_ADMIN (effective), which nftables
+ * wants even to be read: /proc/self/status's CapEff.  0 when it cannot be
+ * told.
+ */
+static int
+doctor_net_admin(void)
+{
+	char line[256];
+	unsigned long long caps;
+	char *end;
+	FILE *fp;
+	int i, r = 0;
+
+	if ((fp = fopen("/proc/self/status", "re")) == NULL)
+		return 0;
+	for (i = 0; i < DOCTOR_STATUS_LINES_MAX &&
+	    fgets(line, sizeof(line), fp) != NULL; i++) {
+		if (strncmp(line, "CapEff:", 7) != 0)
+			continue;
+		errno = 0;
+		caps = strtoull(line + 7, &end, 16);
+		r = errno == 0 && end != line + 7 &&
+		    (caps & (1ULL << DOCTOR_CAP_NET_ADMIN)) != 0;
+		break;
+	}
+	fclose(fp);
+	return r;
+}
+
+/* ------------------------------------------------------------- checks */
+
+/* The proxy: where it is and whether /healthz answers.  1 when it does. */
+static int
+doctor_proxy(const struct proxy_loc *loc)
+{
+	char err[FETCH_ERROR_MAX];
+	char where[STATE_BINDS_MAX * (STATE_ADDR_MAX + 16)], up[64];
+
+	if (proxy_healthy(loc, err, sizeof(err)) != 0) {
+		doctor_line("proxy", DOCTOR_MISSING, "start it with `intutic "
+		    "start`", "not running at %s (%s): %s", loc->url,
+		    loc->source, err);
+		return 0;
+	}
+	if (loc->have_state)
+		doctor_line("proxy", DOCTOR_OK, NULL, "running at %s (pid %ld, "
+		    "listening on %s), rules %s, up %s", loc->url,
+		    (long)loc->st.pid, state_listen_text(&loc->st, where,
+		    sizeof(where)), loc->st.rules, cmd_duration_text(
+		    (long long)time(NULL) - loc->st.started, up, sizeof(up)));
+	else
+		doctor_line("proxy", DOCTOR_OK, NULL, "running at %s (%s)",
+		    loc->url, loc->source);
+	return 1;
+}
+
+/* The rule file: the running proxy's, else the one `start` would use. */
+static int
+doctor_rules(const struct proxy_loc *loc)
+{
+	struct rules *r;
+	struct rules_error rerr;
+	char path[PATH_MAX], msg[RULES_PATH_MAX + RULES_ERROR_MAX + 64];
+	char fix[PATH_MAX + 64];
+
+	if (loc->have_state)
+		snprintf(path, sizeof(path), "%s", loc->st.rules);
+	else
+		config_rules_path(NULL, path, sizeof(path));
+	if (rules_load(path, &r, &rerr) != 0) {
+		doctor_fmt(fix, sizeof(fix), "correct it (intutic rules check "
+		    "%s)", path);
+		doctor_line("rules", DOCTOR_FAIL, fix, "%s",
+		    rules_error_str(&rerr, msg, sizeof(msg)));
+		return 0;
+	}
+	doctor_line("rules", DOCTOR_OK, NULL, "%s: %zu entries, mode %s%s",
+	    path, rules_count(r), rules_mode(r) == RULES_MODE_REPORT ?
+	    "report" : "enforce", loc->have_state ? " (the running proxy's)" :
+	    "");
+	rules_free(r);
+	return 1;
+}
+
+/* The enforcement level: 0 with *level, -1 when it cannot be read. */
+static int
+doctor_level(enum settings_level *level)
+{
+	struct settings s;
+	char err[SETTINGS_TEXT_MAX];
+
+	if (settings_resolve(&s, err, sizeof(err)) != 0) {
+		*level = SETTINGS_REQUIRE;
+		doctor_line("level", DOCTOR_FAIL, "correct the setting; until "
+		    "then `intutic exec` refuses to run", "%s", err);
+		return -1;
+	}
+	*level = s.level;
+	doctor_line("level", s.note[0] != '\0' ? DOCTOR_WARN : DOCTOR_OK,
+	    NULL, "%s, from %s", settings_level_str(s.level), s.source);
+	if (s.note[0] != '\0')
+		printf("%-12s %-8s %s\n", "", "note", s.note);
+	return 0;
+}
+
+static int
+doctor_kvm(void)
+{
+	int fd, e;
+
+	if ((fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) != -1) {
+		close(fd);
+		doctor_line("/dev/kvm", DOCTOR_OK, NULL, "usable");
+		return 1;
+	}
+	e = errno;
+	doctor_line("/dev/kvm", DOCTOR_MISSING, e == ENOENT ? "a machine with "
+	    "KVM (virtualisation on in the firmware, the kvm module loaded)" :
+	    e == EACCES ? "add this user to the kvm group" : "see dmesg for "
+	    "the kvm module", "cannot open /dev/kvm: %s", strerror(e));
+	return 0;
+}
+
+static int
+doctor_firecracker(void)
+{
+	char path[PATH_MAX];
+
+	if (doctor_which("firecracker", path, sizeof(path)) != 0) {
+		doctor_line("firecracker", DOCTOR_MISSING, "install the "
+		    "firecracker binary in PATH", "not found in PATH");
+		return 0;
+	}
+	doctor_line("firecracker", DOCTOR_OK, NULL, "%s", path);
+	return 1;
+}
+
+/* nftables, and `intutic enforce`'s table in it (hostfw.c asks). */
+static void
+doctor_nft(void)
+{
+	char why[256];
+	int r, e;
+
+	errno = 0;
+	r = hostfw_active(why, sizeof(why));
+	e = errno;
+	if (r == -1 && (e == EPERM || e == EACCES || !doctor_net_admin())) {
+		doctor_line("nftables", DOCTOR_WARN, "run intutic doctor as "
+		    "root", "cannot tell: asking nftables needs root "
+		    "(CAP_NET_ADMIN)");
+		doctor_line("enforce", DOCTOR_WARN, "run intutic doctor as "
+		    "root", "cannot tell whether `intutic enforce` is active "
+		    "(nftables could not be asked)");
+		return;
+	}
+	if (r == -1) {
+		doctor_line("nftables", DOCTOR_MISSING, "a kernel with "
+		    "nf_tables (modprobe nf_tables)", "%s", why);
+		doctor_line("enforce", DOCTOR_MISSING, "nftables first, then "
+		    "`intutic enforce` (not in this version yet)", "not active "
+		    "(nftables is not usable)");
+		return;
+	}
+	doctor_line("nftables", DOCTOR_OK, NULL, "usable");
+	if (r == 1)
+		doctor_line("enforce", DOCTOR_OK, NULL, "active (table %s %s)",
+		    HOSTFW_FAMILY_NAME, HOSTFW_TABLE);
+	else
+		doctor_line("enforce", DOCTOR_MISSING, "`intutic enforce` (not "
+		    "in this version yet)", "not active (no table %s %s)",
+		    HOSTFW_FAMILY_NAME, HOSTFW_TABLE);
+}
+
+static int
+cmd_doctor_exec(int argc, char **argv)
+{
+	struct proxy_loc loc;
+	enum settings_level level = SETTINGS_REQUIRE;
+	const char *opt_dir = NULL, *opt_proxy = NULL;
+	char dir[PATH_MAX], err[STATE_ERROR_MAX + 64];
+	char need[DOCTOR_TEXT_MAX];
+	int i, r, proxy_ok = 0, rules_ok, level_ok, podman, docker, kvm, fc;
+	int backend, ready;
+
+	for (i = 1; i < argc; i++) {
+		if ((r = cmd_option(&cmd_doctor_entry, argc, argv, &i,
+		    "state-dir", "DIR", &opt_dir)) == 1)
+			continue;
+		if (r == -1)
+			return EXIT_USAGE;
+		if ((r = cmd_option(&cmd_doctor_entry, argc, argv, &i,
+		    "proxy", "URL", &opt_proxy)) == 1)
+			continue;
+		if (r == -1)
+			return EXIT_USAGE;
+		return cmd_usage_error(&cmd_doctor_entry,
+		    "doctor: unknown argument '%s'", argv[i]);
+	}
+	if (config_state_dir(opt_dir, dir, sizeof(dir)) != 0)
+		return EXIT_USAGE;
+	if (proxy_locate(opt_proxy, dir, &loc, err, sizeof(err)) != 0) {
+		if (opt_proxy != NULL)
+			return cmd_usage_error(&cmd_doctor_entry,
+			    "doctor: --proxy: %s", err);
+		/* Keep going: the other checks still say something. */
+		doctor_line("proxy", DOCTOR_FAIL, "correct it, or stop and "
+		    "start the proxy again", "%s", err);
+		memset(&loc, 0, sizeof(loc));
+	} else
+		proxy_ok = doctor_proxy(&loc);
+	fflush(stdout);
+	rules_ok = doctor_rules(&loc);
+	level_ok = doctor_level(&level) == 0;
+	fflush(stdout);
+	podman = doctor_runtime("podman", "install podman (apt-get install "
+	    "podman), or Docker", "start podman's service, or check its "
+	    "configuration");
+	docker = doctor_runtime("docker", "install Docker (apt-get install "
+	    "docker.io), or podman", "start the Docker daemon (systemctl "
+	    "start docker)");
+	kvm = doctor_kvm();
+	fc = doctor_firecracker();
+	doctor_nft();
+
+	backend = podman || docker || (kvm && fc);
+	ready = proxy_ok && rules_ok && level_ok &&
+	    (level != SETTINGS_REQUIRE || backend);
+	need[0] = '\0';
+	if (!proxy_ok)
+		snprintf(need + strlen(need), sizeof(need) - strlen(need),
+		    "%sthe proxy running", need[0] != '\0' ? ", " : "");
+	if (!rules_ok)
+		snprintf(need + strlen(need), sizeof(need) - strlen(need),
+		    "%svalid rules", need[0] != '\0' ? ", " : "");
+	if (!level_ok)
+		snprintf(need + strlen(need), sizeof(need) - strlen(need),
+		    "%sreadable settings", need[0] != '\0' ? ", " : "");
+	if (level == SETTINGS_REQUIRE && !backend)
+		snprintf(need + strlen(need), sizeof(need) - strlen(need),
+		    "%sa sandbox backend (podman or docker running, or "
+		    "/dev/kvm and firecracker)", need[0] != '\0' ? ", " : "");
+	if (ready)
+		doctor_line("result", DOCTOR_OK, NULL, "this host has what "
+		    "level %s needs", settings_level_str(level));
+	else if (level_ok)
+		doctor_line("result", DOCTOR_MISSING, NULL, "level %s needs %s",
+		    settings_level_str(level), need);
+	else
+		doctor_line("result", DOCTOR_MISSING, NULL, "the level is not "
+		    "known; missing: %s", need);
+	return ready ? 0 : EXIT_FAILURE;
+}

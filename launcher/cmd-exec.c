@@ -1,0 +1,693 @@
+/*
+ * cmd-exec.c — intutic exec: run a command (an agent) under the proxy.
+ *
+ * The checks come first and any of them refuses the run before anything
+ * is started: the proxy answers; the project's .intutic.yaml only
+ * tightens; the workspace's enforcement level and the profile allow this
+ * kind of run; the proxy registered the run.  Then a backend runs the
+ * command: the host (exec() in place), or, in later versions, a container
+ * or a microVM.  A backend that was asked for and is not there refuses
+ * the run: never a host run instead.
+ */
+#include "config.h"
+
+#include <sys/random.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "fetch.h"
+#include "hostfw.h"
+#include "intutic.h"
+#include "locate.h"
+#include "project.h"
+#include "rules.h"
+#include "settings.h"
+
+#define EXEC_ENV_MAX		256	/* -e and --allow-env names */
+#define EXEC_RUN_BYTES		8	/* random bytes of a run id */
+#define EXEC_TOKEN_BYTES	16	/* random bytes of a token */
+#define EXEC_NOT_FOUND		127
+#define EXEC_NOT_EXECUTABLE	126
+#define EXEC_NO_PROXY		"localhost,127.0.0.1,::1"
+
+static int	cmd_exec_exec(int, char **);
+
+const struct cmd_entry cmd_exec_entry = {
+	.name = "exec",
+	.summary = "run a command (an agent) through the proxy, as a run",
+	.help =
+	    "usage: intutic exec [--sandbox[=oci|firecracker]] [-e|--env NAME]...\n"
+	    "                    [--allow-env NAME]... [--profile dev|prod]\n"
+	    "                    [--proxy URL] [--state-dir DIR] -- COMMAND [ARG...]\n"
+	    "\n"
+	    "Runs COMMAND with the intutic proxy as its way out.  Refuses\n"
+	    "to run it (exit 125) when the proxy does not answer.  Checks the\n"
+	    "project's .intutic.yaml (it may only tighten the operator's rules),\n"
+	    "the workspace's enforcement level, and registers the run with the\n"
+	    "proxy, whose audit records then carry the run id.  On the host,\n"
+	    "COMMAND replaces intutic (same pid) with HTTP_PROXY, HTTPS_PROXY,\n"
+	    "ALL_PROXY (both cases), NO_PROXY, NODE_USE_ENV_PROXY, INTUTIC_RUN\n"
+	    "and INTUTIC_PROXY_URL set, and nothing else of this environment\n"
+	    "but a base set, the provider keys the rules name, and -e NAMEs.\n"
+	    "\n"
+	    "--sandbox[=oci|firecracker]  Run in a container or microVM (not\n"
+	    "                    available in this version: refused, exit 125).\n"
+	    "-e, --env NAME      Pass the variable NAME (by name; never a value).\n"
+	    "--allow-env NAME    Pass NAME although it instructs a loader, shell\n"
+	    "                    or interpreter (LD_*, BASH_ENV, NODE_OPTIONS...).\n"
+	    "--profile dev|prod  dev (default, or INTUTIC_PROFILE): warn when a\n"
+	    "                    control cannot be delivered; prod: refuse.\n"
+	    "--proxy URL         The proxy, http://HOST:PORT (default:\n"
+	    "                    INTUTIC_PROXY_URL, the state file, 127.0.0.1:8877).\n"
+	    "--state-dir DIR     Where intutic start wrote its state file.\n"
+	    "\n"
+	    "Exit status: COMMAND's own (128+N when signal N ended it); 2 usage\n"
+	    "or configuration error; 125 the command could not be run (proxy\n"
+	    "down, refused by the enforcement level or the profile, no such\n"
+	    "sandbox); 126 COMMAND is not executable; 127 COMMAND not found.\n",
+	.exec = cmd_exec_exec,
+};
+
+enum exec_profile { PROFILE_DEV, PROFILE_PROD };
+
+struct exec_opts {
+	const char		*sandbox;	/* NULL: host */
+	enum exec_profile	 profile;
+	const char		*proxy;
+	const char		*state_dir;
+	const char		*env[EXEC_ENV_MAX];	/* -e NAME */
+	size_t			 nenv;
+	const char		*allow[EXEC_ENV_MAX];	/* --allow-env NAME */
+	size_t			 nallow;
+	char			**argv;		/* COMMAND [ARG...] */
+};
+
+/* What a backend needs to run the command. */
+struct exec_run {
+	const struct exec_opts	*o;
+	const struct proxy_loc	*loc;
+	const struct rules	*rules;		/* the operator's */
+	char			 id[2 * EXEC_RUN_BYTES + 8];
+	char			 token[2 * EXEC_TOKEN_BYTES + 1];
+	char			 project[PATH_MAX];	/* "" for none */
+};
+
+/*
+ * A way to run the command.  available() says whether it can be used here
+ * (-1 and why when not); run() only returns on failure, with an exit
+ * status.
+ */
+struct exec_backend {
+	const char	*name;
+	int		(*available)(char *why, size_t whylen);
+	int		(*run)(const struct exec_run *);
+};
+
+static int	host_run(const struct exec_run *);
+
+static const struct exec_backend exec_backends[] = {
+	{ "host", NULL, host_run },
+	{ "oci", NULL, NULL },
+	{ "firecracker", NULL, NULL },
+};
+
+/* ------------------------------------------------------- environment */
+
+/* Kept from intutic's environment when set (and LC_*). */
+static const char *const env_base[] = {
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM",
+	"LANG", "LANGUAGE", "TZ", "TMPDIR", "XDG_CONFIG_HOME",
+	"XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
+	"XDG_RUNTIME_DIR", "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE",
+	"REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO",
+};
+
+/* Set by intutic: never taken from the environment or -e. */
+static const char *const env_ours[] = {
+	"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy",
+	"ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy",
+	"NODE_USE_ENV_PROXY", "INTUTIC_RUN", "INTUTIC_PROXY_URL",
+};
+
+/* Instructions to a loader, shell or interpreter: only by --allow-env. */
+static const char *const env_refused[] = {
+	"BASH_ENV", "ENV", "PROMPT_COMMAND", "PYTHONSTARTUP", "PERL5OPT",
+	"PERL5LIB", "RUBYOPT", "NODE_OPTIONS", "GLIBC_TUNABLES", "GCONV_PATH",
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static int
+in_list(const char *name, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(name, list[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+env_is_refused(const char *name)
+{
+	return strncmp(name, "LD_", 3) == 0 ||
+	    in_list(name, env_refused, NELEM(env_refused));
+}
+
+/* A name as environ has them: a letter or '_', then letters, digits, '_'. */
+static int
+env_name_valid(const char *s)
+{
+	size_t i;
+
+	if (s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* Checks one -e or --allow-env NAME; 0 or a usage error. */
+static int
+env_check_name(const char *opt, const char *name, int allowed)
+{
+	if (strchr(name, '=') != NULL)
+		return cmd_usage_error(&cmd_exec_entry, "exec: %s takes a "
+		    "variable's name, not a value: export it and pass its name",
+		    opt);
+	if (!env_name_valid(name))
+		return cmd_usage_error(&cmd_exec_entry, "exec: %s: '%s' is not "
+		    "a variable name", opt, name);
+	if (in_list(name, env_ours, NELEM(env_ours)))
+		return cmd_usage_error(&cmd_exec_entry, "exec: %s %s: intutic "
+		    "sets %s itself", opt, name, name);
+	if (env_is_refused(name) && !allowed)
+		return cmd_usage_error(&cmd_exec_entry, "exec: %s %s: %s "
+		    "instructs a loader, shell or interpreter and is not passed; "
+		    "--allow-env %s passes it", opt, name, name, name);
+	return 0;
+}
+
+struct envv {
+	char	**v;
+	size_t	  n, cap;
+};
+
+/* Adds NAME=VALUE (copied); -1 when memory runs out. */
+static int
+envv_set(struct envv *e, const char *name, const char *value)
+{
+	size_t i, nlen = strlen(name), len = nlen + 1 + strlen(value) + 1;
+	char *s, **v;
+
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->v[i], name, nlen) == 0 && e->v[i][nlen] == '=')
+			return 0;	/* the first one set wins */
+	if (e->n + 2 > e->cap) {
+		size_t cap = e->cap == 0 ? 64 : 2 * e->cap;
+
+		if ((v = reallocarray(e->v, cap, sizeof(*v))) == NULL)
+			return -1;
+		e->v = v;
+		e->cap = cap;
+	}
+	if ((s = malloc(len)) == NULL)
+		return -1;
+	snprintf(s, len, "%s=%s", name, value);
+	e->v[e->n++] = s;
+	e->v[e->n] = NULL;
+	return 0;
+}
+
+/* Passes NAME on when it is set. */
+static int
+envv_pass(struct envv *e, const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL ? envv_set(e, name, v) : 0;
+}
+
+static void
+envv_free(struct envv *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++) {
+		explicit_bzero(e->v[i], strlen(e->v[i]));
+		free(e->v[i]);
+	}
+	free(e->v);
+}
+
+/*
+ * The command's environment: what intutic sets, the base set, LC_*, the
+ * provider keys the rules name, -e and --allow-env names.  0, or -1 when
+ * memory runs out.
+ */
+static int
+exec_env(const struct exec_run *run, struct envv *e)
+{
+	extern char **environ;
+	const struct exec_opts *o = run->o;
+	char url[LOCATE_URL_MAX + sizeof(run->id) + sizeof(run->token) + 8];
+	char cwd[PATH_MAX], name[256];
+	size_t i, j;
+	int r = -1;
+
+	/* Proxy variables that pointed elsewhere: replaced, said so. */
+	for (i = 0; i < NELEM(env_ours); i++) {
+		const char *v = getenv(env_ours[i]);
+
+		if (v != NULL && *v != '\0' && strstr(env_ours[i], "PROXY") !=
+		    NULL && strcasecmp(env_ours[i], "no_proxy") != 0 &&
+		    strstr(v, run->loc->url + 7) == NULL)
+			fprintf(stderr, "intutic exec: %s pointed to another "
+			    "proxy; the command gets intutic's instead\n",
+			    env_ours[i]);
+	}
+	snprintf(url, sizeof(url), "http://%s:%s@%s:%u", run->id, run->token,
+	    run->loc->host, run->loc->port);
+	for (i = 0; i < 6; i++)
+		if (envv_set(e, env_ours[i], url) != 0)
+			goto out;
+	if (envv_set(e, "NO_PROXY", EXEC_NO_PROXY) != 0 ||
+	    envv_set(e, "no_proxy", EXEC_NO_PROXY) != 0 ||
+	    envv_set(e, "NODE_USE_ENV_PROXY", "1") != 0 ||
+	    envv_set(e, "INTUTIC_RUN", run->id) != 0 ||
+	    envv_set(e, "INTUTIC_PROXY_URL", run->loc->url) != 0)
+		goto out;
+	for (i = 0; i < NELEM(env_base); i++)
+		if (envv_pass(e, env_base[i]) != 0)
+			goto out;
+	if (getcwd(cwd, sizeof(cwd)) != NULL && envv_set(e, "PWD", cwd) != 0)
+		goto out;
+	for (i = 0; environ[i] != NULL; i++) {
+		const char *eq = strchr(environ[i], '=');
+
+		if (strncmp(environ[i], "LC_", 3) != 0 || eq == NULL ||
+		    (size_t)(eq - environ[i]) >= sizeof(name))
+			continue;
+		memcpy(name, environ[i], (size_t)(eq - environ[i]));
+		name[eq - environ[i]] = '\0';
+		if (env_name_valid(name) && envv_set(e, name, eq + 1) != 0)
+			goto out;
+	}
+	for (i = 0; i < rules_provider_count(run->rules); i++) {
+		const struct rules_provider *pv =
+		    rules_provider_get(run->rules, i);
+
+		for (j = 0; j < pv->env_count; j++)
+			if (!env_is_refused(pv->env[j]) &&
+			    !in_list(pv->env[j], env_ours, NELEM(env_ours)) &&
+			    envv_pass(e, pv->env[j]) != 0)
+				goto out;
+	}
+	for (i = 0; i < o->nenv; i++) {
+		if (getenv(o->env[i]) == NULL)
+			fprintf(stderr, "intutic exec: -e %s: not set, not "
+			    "passed\n", o->env[i]);
+		else if (envv_pass(e, o->env[i]) != 0)
+			goto out;
+	}
+	for (i = 0; i < o->nallow; i++)
+		if (envv_pass(e, o->allow[i]) != 0)
+			goto out;
+	r = 0;
+ out:
+	explicit_bzero(url, sizeof(url));
+	return r;
+}
+
+/* ----------------------------------------------------------- backends */
+
+/* The host: exec() in place; returns only on failure. */
+static int
+host_run(const struct exec_run *run)
+{
+	struct envv e = { NULL, 0, 0 };
+	const char *cmd = run->o->argv[0];
+	int saved;
+
+	if (exec_env(run, &e) != 0) {
+		envv_free(&e);
+		fprintf(stderr, "intutic exec: out of memory\n");
+		return EXIT_CANNOT_RUN;
+	}
+	fflush(NULL);
+	execvpe(cmd, run->o->argv, e.v);
+	saved = errno;
+	envv_free(&e);
+	fprintf(stderr, "intutic exec: %s: %s\n", cmd, strerror(saved));
+	return saved == ENOENT || saved == ENOTDIR ? EXEC_NOT_FOUND :
+	    EXEC_NOT_EXECUTABLE;
+}
+
+/* --------------------------------------------------------------- run */
+
+static int
+hex_random(char *out, size_t nbytes)
+{
+	unsigned char b[32];
+	size_t i;
+
+	if (nbytes > sizeof(b) ||
+	    getrandom(b, nbytes, 0) != (ssize_t)nbytes)
+		return -1;
+	for (i = 0; i < nbytes; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	explicit_bzero(b, sizeof(b));
+	return 0;
+}
+
+/* Appends `s` to `out` as a JSON string (or null). */
+static void
+json_str(char *out, size_t len, const char *s)
+{
+	size_t n = strlen(out);
+	int k;
+
+	if (s == NULL) {
+		snprintf(out + n, len - n, "null");
+		return;
+	}
+	if (n + 1 < len)
+		out[n++] = '"';
+	for (; *s != '\0' && n + 8 < len; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			out[n++] = '\\';
+			out[n++] = (char)ch;
+		} else if (ch < 0x20 || ch == 0x7f) {
+			k = snprintf(out + n, len - n, "\\u%04x", ch);
+			n += (size_t)k;
+		} else
+			out[n++] = (char)ch;
+	}
+	if (n + 1 < len)
+		out[n++] = '"';
+	out[n] = '\0';
+}
+
+/* POST /v1/runs: the proxy learns the run; 0, or -1 and why. */
+static int
+exec_register(const struct exec_run *run, char *err, size_t errlen)
+{
+	char body[RULES_PATH_MAX + 1024], url[LOCATE_URL_MAX + 16];
+	char ferr[FETCH_ERROR_MAX], *answer = NULL;
+	const char *slash = strrchr(run->o->argv[0], '/');
+	struct fetch_req req;
+	size_t alen;
+	long status;
+	int r = -1;
+
+	snprintf(body, sizeof(body), "{\"run\":\"%s\",\"token\":\"%s\","
+	    "\"command\":", run->id, run->token);
+	json_str(body, sizeof(body), slash != NULL ? slash + 1 :
+	    run->o->argv[0]);
+	snprintf(body + strlen(body), sizeof(body) - strlen(body),
+	    ",\"project\":");
+	json_str(body, sizeof(body), run->project[0] != '\0' ? run->project :
+	    NULL);
+	snprintf(body + strlen(body), sizeof(body) - strlen(body),
+	    ",\"pid\":%ld}", (long)getpid());
+	snprintf(url, sizeof(url), "%s/v1/runs", run->loc->url);
+	memset(&req, 0, sizeof(req));
+	req.url = url;
+	req.method = "POST";
+	req.body = body;
+	req.bodylen = strlen(body);
+	req.content_type = "application/json";
+	if (fetch(&req, &status, &answer, &alen, ferr, sizeof(ferr)) != 0)
+		snprintf(err, errlen, "%s", ferr);
+	else if (status != 201)
+		snprintf(err, errlen, "it answered HTTP %ld", status);
+	else
+		r = 0;
+	free(answer);
+	explicit_bzero(body, sizeof(body));
+	return r;
+}
+
+static int
+exec_parse(int argc, char **argv, struct exec_opts *o)
+{
+	const char *v, *prof = getenv("INTUTIC_PROFILE");
+	int i, k;
+
+	memset(o, 0, sizeof(*o));
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			cmd_help(&cmd_exec_entry, 0);
+			return 1;
+		}
+		if (strcmp(a, "--sandbox") == 0) {
+			o->sandbox = "oci";
+			continue;
+		}
+		if (strncmp(a, "--sandbox=", 10) == 0) {
+			o->sandbox = a + 10;
+			if (strcmp(o->sandbox, "oci") != 0 &&
+			    strcmp(o->sandbox, "firecracker") != 0)
+				return cmd_usage_error(&cmd_exec_entry, "exec: "
+				    "--sandbox: '%s' is not oci or firecracker",
+				    o->sandbox);
+			continue;
+		}
+		if (strcmp(a, "-e") == 0) {
+			if (i + 1 >= argc)
+				return cmd_usage_error(&cmd_exec_entry,
+				    "exec: -e needs a NAME");
+			v = argv[++i];
+			k = 1;
+		} else if ((k = cmd_option(&cmd_exec_entry, argc, argv, &i,
+		    "env", "NAME", &v)) < 0)
+			return EXIT_USAGE;
+		if (k == 1) {
+			if (o->nenv >= EXEC_ENV_MAX)
+				return cmd_usage_error(&cmd_exec_entry, "exec: "
+				    "more than %d -e names", EXEC_ENV_MAX);
+			o->env[o->nenv++] = v;
+			continue;
+		}
+		if ((k = cmd_option(&cmd_exec_entry, argc, argv, &i,
+		    "allow-env", "NAME", &v)) < 0)
+			return EXIT_USAGE;
+		if (k == 1) {
+			if (o->nallow >= EXEC_ENV_MAX)
+				return cmd_usage_error(&cmd_exec_entry, "exec: "
+				    "more than %d --allow-env names",
+				    EXEC_ENV_MAX);
+			o->allow[o->nallow++] = v;
+			continue;
+		}
+		if ((k = cmd_option(&cmd_exec_entry, argc, argv, &i, "profile",
+		    "PROFILE", &v)) < 0)
+			return EXIT_USAGE;
+		if (k == 1) {
+			prof = v;
+			continue;
+		}
+		if ((k = cmd_option(&cmd_exec_entry, argc, argv, &i, "proxy",
+		    "URL", &o->proxy)) < 0)
+			return EXIT_USAGE;
+		if (k == 1)
+			continue;
+		if ((k = cmd_option(&cmd_exec_entry, argc, argv, &i,
+		    "state-dir", "DIR", &o->state_dir)) < 0)
+			return EXIT_USAGE;
+		if (k == 1)
+			continue;
+		return cmd_usage_error(&cmd_exec_entry, "exec: unknown option "
+		    "'%s'", a);
+	}
+	if (i >= argc || argv[i][0] == '\0')
+		return cmd_usage_error(&cmd_exec_entry, "exec: no COMMAND to "
+		    "run (intutic exec [OPTION...] -- COMMAND [ARG...])");
+	o->argv = argv + i;
+	if (prof == NULL || *prof == '\0' || strcmp(prof, "dev") == 0)
+		o->profile = PROFILE_DEV;
+	else if (strcmp(prof, "prod") == 0)
+		o->profile = PROFILE_PROD;
+	else
+		return cmd_usage_error(&cmd_exec_entry, "exec: the profile "
+		    "'%s' is not dev or prod", prof);
+	for (k = 0; (size_t)k < o->nallow; k++)
+		if (env_check_name("--allow-env", o->allow[k], 1) != 0)
+			return EXIT_USAGE;
+	for (k = 0; (size_t)k < o->nenv; k++)
+		if (env_check_name("-e", o->env[k], in_list(o->env[k],
+		    o->allow, o->nallow)) != 0)
+			return EXIT_USAGE;
+	return 0;
+}
+
+/* The operator's rules: those of the running proxy, else intutic start's. */
+static struct rules *
+exec_rules(const struct proxy_loc *loc, char *err, size_t errlen)
+{
+	char buf[PATH_MAX], msg[RULES_ERROR_MAX + RULES_PATH_MAX + 64];
+	struct rules_error rerr;
+	struct rules *r;
+	const char *path = loc->have_state ? loc->st.rules :
+	    config_rules_path(NULL, buf, sizeof(buf));
+
+	if (rules_load(path, &r, &rerr) != 0) {
+		snprintf(err, errlen, "%s", rules_error_str(&rerr, msg,
+		    sizeof(msg)));
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * The enforcement level and the profile: 0 to go on, else the exit status
+ * of a refusal (said on stderr).
+ */
+static int
+exec_policy(const struct exec_opts *o)
+{
+	struct settings s;
+	char err[1024], why[256];
+	int fw;
+
+	if (settings_resolve(&s, err, sizeof(err)) != 0) {
+		fprintf(stderr, "intutic exec: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (s.note[0] != '\0')
+		fprintf(stderr, "intutic exec: %s\n", s.note);
+	if (o->sandbox == NULL && s.level == SETTINGS_REQUIRE) {
+		fprintf(stderr, "intutic exec: this workspace requires a "
+		    "sandbox (enforcement level require, from %s); run it "
+		    "again as: intutic exec --sandbox -- %s ...\n", s.source,
+		    o->argv[0]);
+		return EXIT_CANNOT_RUN;
+	}
+	if (o->sandbox == NULL && s.level == SETTINGS_RECOMMEND)
+		fprintf(stderr, "intutic exec: warning: this workspace "
+		    "recommends a sandbox (from %s): intutic exec --sandbox "
+		    "keeps the command from going around the proxy\n",
+		    s.source);
+	if (o->sandbox != NULL)
+		return 0;
+	if ((fw = hostfw_active(why, sizeof(why))) == 1)
+		return 0;
+	if (o->profile == PROFILE_PROD) {
+		fprintf(stderr, "intutic exec: profile prod: on the host only "
+		    "the proxy variables lead the command to the proxy, and the "
+		    "host firewall of `intutic enforce` is %s; run `intutic "
+		    "enforce on`, or use --sandbox\n", fw == 0 ? "not active" :
+		    "not known to be active");
+		return EXIT_CANNOT_RUN;
+	}
+	fprintf(stderr, "intutic exec: warning: the host firewall (intutic "
+	    "enforce) is %s: nothing but the proxy variables keeps the "
+	    "command from going around the proxy\n", fw == 0 ? "not active" :
+	    "not known to be active");
+	return 0;
+}
+
+static int
+cmd_exec_exec(int argc, char **argv)
+{
+	struct exec_opts o;
+	struct proxy_loc loc;
+	struct exec_run run;
+	const struct exec_backend *b = &exec_backends[0];
+	char err[2048];
+	struct rules *rules = NULL;
+	size_t i;
+	int r;
+
+	if ((r = exec_parse(argc, argv, &o)) != 0)
+		return r == 1 ? 0 : r;
+	if (o.sandbox != NULL)
+		for (i = 0; i < NELEM(exec_backends); i++)
+			if (strcmp(exec_backends[i].name, o.sandbox) == 0)
+				b = &exec_backends[i];
+	if (b->run == NULL) {
+		fprintf(stderr, "intutic exec: the %s sandbox is not available "
+		    "in this version of intutic; nothing was run\n", b->name);
+		return EXIT_CANNOT_RUN;
+	}
+	if (b->available != NULL && b->available(err, sizeof(err)) != 0) {
+		fprintf(stderr, "intutic exec: the %s sandbox cannot be used "
+		    "here: %s\n", b->name, err);
+		return EXIT_CANNOT_RUN;
+	}
+	if (proxy_locate(o.proxy, o.state_dir, &loc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "intutic exec: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (proxy_healthy(&loc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "intutic exec: the intutic proxy is not running "
+		    "at %s (%s); start it with `intutic start`\n", loc.url,
+		    err);
+		return EXIT_CANNOT_RUN;
+	}
+
+	memset(&run, 0, sizeof(run));
+	run.o = &o;
+	run.loc = &loc;
+	if ((rules = exec_rules(&loc, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "intutic exec: the operator's rules: %s\n", err);
+		return EXIT_CANNOT_RUN;
+	}
+	run.rules = rules;
+	if ((r = project_find(run.project, sizeof(run.project), err,
+	    sizeof(err))) < 0) {
+		fprintf(stderr, "intutic exec: %s\n", err);
+		r = EXIT_USAGE;
+		goto out;
+	}
+	if (r == 1 && project_check(run.project, rules, err,
+	    sizeof(err)) != 0) {
+		fprintf(stderr, "intutic exec: %s: refused (a project file may "
+		    "only tighten the operator's rules): %s\n", run.project,
+		    err);
+		r = EXIT_USAGE;
+		goto out;
+	}
+	if ((r = exec_policy(&o)) != 0)
+		goto out;
+
+	memcpy(run.id, "run-", 4);
+	if (hex_random(run.id + 4, EXEC_RUN_BYTES) != 0 ||
+	    hex_random(run.token, EXEC_TOKEN_BYTES) != 0) {
+		fprintf(stderr, "intutic exec: no random bytes: %s\n",
+		    strerror(errno));
+		r = EXIT_CANNOT_RUN;
+		goto out;
+	}
+	if (exec_register(&run, err, sizeof(err)) != 0) {
+		fprintf(stderr, "intutic exec: the proxy at %s did not take "
+		    "the run: %s\n", loc.url, err);
+		r = EXIT_CANNOT_RUN;
+		goto out;
+	}
+	r = b->run(&run);
+ out:
+	explicit_bzero(run.token, sizeof(run.token));
+	rules_free(rules);
+	return r;
+}

@@ -1,0 +1,1303 @@
+/*
+ * settings.c — the workspace's enforcement level (see settings.h).
+ *
+ * The API's answer, the cache and the local file are read with libyaml's
+ * event parser against a fixed schema, as rules/rules-load.c reads rule
+ * files: each event is checked as it arrives, anchors, aliases and tags
+ * are refused, nesting is bounded (SETTINGS_NESTING_MAX) and the input is
+ * at most SETTINGS_BODY_MAX or SETTINGS_FILE_MAX bytes, so nothing a server
+ * sends can make the parser do unbounded work.  The answer and the cache
+ * must be JSON (a JSON object is a YAML flow mapping: keys and strings
+ * double-quoted, the other scalars JSON literals); the local file is YAML.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "fetch.h"
+#include "settings.h"
+
+#define SETTINGS_QUOTE_MAX	40	/* bytes of a value in a message */
+#define SETTINGS_WHY_MAX	512	/* why the API did not answer */
+#define SETTINGS_REDACTED	"[INTUTIC_TOKEN]"
+
+/*
+ * vsnprintf: for messages, which may be cut to fit their buffer (the
+ * compiler does not second-guess a va_list's lengths).
+ */
+static void __attribute__((format(printf, 3, 4)))
+settings_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (len == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---------------------------------------------------------------- parsing */
+
+/* One input being parsed: the API's answer, the cache, or the local file. */
+struct sparse {
+	yaml_parser_t	 parser;
+	yaml_event_t	 ev;		/* the current event */
+	int		 have_ev;
+	int		 json;		/* JSON only */
+	int		 depth;		/* collections open */
+	const char	*name;		/* for messages */
+	int		 is_file;	/* messages "NAME:LINE:COL: ..." */
+	const char	*buf;
+	size_t		 len;
+	char		*err;
+	size_t		 errlen;
+};
+
+static int	sp_fail(struct sparse *, const yaml_mark_t *, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+/* "NAME:L:C: MSG" for a file, "NAME: line L column C: MSG" else; -1. */
+static int
+sp_fail(struct sparse *p, const yaml_mark_t *m, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (m == NULL)
+		settings_fmt(p->err, p->errlen, "%s: %s", p->name, msg);
+	else if (p->is_file)
+		settings_fmt(p->err, p->errlen, "%s:%lu:%lu: %s", p->name,
+		    (unsigned long)m->line + 1, (unsigned long)m->column + 1,
+		    msg);
+	else
+		settings_fmt(p->err, p->errlen, "%s: line %lu column %lu: %s",
+		    p->name, (unsigned long)m->line + 1,
+		    (unsigned long)m->column + 1, msg);
+	return -1;
+}
+
+/*
+ * At most SETTINGS_QUOTE_MAX bytes of s between quotes, control bytes as
+ * \xHH: what a server sent never puts a line break or a terminal escape
+ * into a message.  Returns buf.
+ */
+static const char *
+sp_quote(const char *s, size_t len, char *buf, size_t buflen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, o = 0;
+
+	buf[o++] = '\'';
+	for (i = 0; i < len && i < SETTINGS_QUOTE_MAX && o + 10 < buflen;
+	    i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f) {
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[c >> 4];
+			buf[o++] = hex[c & 15];
+		} else
+			buf[o++] = (char)c;
+	}
+	if (i < len && o + 5 < buflen) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
+}
+
+static int
+sp_scalar_is(const yaml_event_t *ev, const char *word)
+{
+	size_t len = strlen(word);
+
+	return ev->type == YAML_SCALAR_EVENT &&
+	    ev->data.scalar.length == len &&
+	    memcmp(ev->data.scalar.value, word, len) == 0;
+}
+
+/* What the current event is, for "found ...". */
+static const char *
+sp_describe(const struct sparse *p, char *buf, size_t len)
+{
+	const yaml_event_t *ev = &p->ev;
+
+	switch (ev->type) {
+	case YAML_MAPPING_START_EVENT:
+		return p->json ? "an object" : "a mapping";
+	case YAML_SEQUENCE_START_EVENT:
+		return p->json ? "an array" : "a list";
+	case YAML_SCALAR_EVENT:
+		if (ev->data.scalar.plain_implicit &&
+		    (ev->data.scalar.length == 0 || sp_scalar_is(ev, "~") ||
+		    sp_scalar_is(ev, "null")))
+			return "null";
+		return sp_quote((const char *)ev->data.scalar.value,
+		    ev->data.scalar.length, buf, len);
+	case YAML_MAPPING_END_EVENT:
+	case YAML_SEQUENCE_END_EVENT:
+		return "the end of a collection";
+	case YAML_STREAM_END_EVENT:
+	case YAML_DOCUMENT_END_EVENT:
+		return "the end";
+	default:
+		return "something else";
+	}
+}
+
+/* A plain scalar JSON allows: true, false, null, or a number. */
+static int
+sp_json_literal(const char *s, size_t len)
+{
+	size_t i = 0, start;
+
+	if ((len == 4 && memcmp(s, "true", 4) == 0) ||
+	    (len == 5 && memcmp(s, "false", 5) == 0) ||
+	    (len == 4 && memcmp(s, "null", 4) == 0))
+		return 1;
+	if (i < len && s[i] == '-')
+		i++;
+	if (i == len)
+		return 0;
+	if (s[i] == '0')
+		i++;
+	else if (s[i] >= '1' && s[i] <= '9')
+		while (i < len && s[i] >= '0' && s[i] <= '9')
+			i++;
+	else
+		return 0;
+	if (i < len && s[i] == '.') {
+		start = ++i;
+		while (i < len && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == start)
+			return 0;
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		start = i;
+		while (i < len && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == start)
+			return 0;
+	}
+	return i == len;
+}
+
+/* The position of a byte offset (libyaml gives reader errors so). */
+static yaml_mark_t
+sp_offset_mark(const struct sparse *p, size_t offset)
+{
+	yaml_mark_t m;
+	size_t i;
+
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < offset && i < p->len; i++) {
+		if (p->buf[i] == '\n') {
+			m.line++;
+			m.column = 0;
+		} else if (((unsigned char)p->buf[i] & 0xc0) != 0x80)
+			m.column++;
+	}
+	return m;
+}
+
+static int
+sp_parse_error(struct sparse *p)
+{
+	yaml_parser_t *y = &p->parser;
+	yaml_mark_t m = y->problem_mark;
+	const char *problem = y->problem != NULL ? y->problem : "parse error";
+
+	if (y->error == YAML_MEMORY_ERROR)
+		return sp_fail(p, NULL, "out of memory");
+	if (y->error == YAML_READER_ERROR) {
+		m = sp_offset_mark(p, y->problem_offset);
+		if (y->problem_value != -1)
+			return sp_fail(p, &m, "invalid character (byte "
+			    "0x%02x): %s", (unsigned int)y->problem_value &
+			    0xff, problem);
+		return sp_fail(p, &m, "invalid text: %s", problem);
+	}
+	return sp_fail(p, &m, "not %s: %s%s%s%s", p->json ? "JSON" : "YAML",
+	    problem, y->context != NULL ? " " : "",
+	    y->context != NULL ? y->context : "", m.index < p->len &&
+	    p->buf[m.index] == '\t' ? "; tabs cannot indent YAML: use spaces" :
+	    "");
+}
+
+/* The next event, refusing what neither JSON nor a settings file has. */
+static int
+sp_next(struct sparse *p)
+{
+	yaml_event_t *ev = &p->ev;
+	const yaml_char_t *anchor = NULL, *tag = NULL;
+
+	if (p->have_ev)
+		yaml_event_delete(ev);
+	p->have_ev = 0;
+	if (!yaml_parser_parse(&p->parser, ev))
+		return sp_parse_error(p);
+	p->have_ev = 1;
+	switch (ev->type) {
+	case YAML_ALIAS_EVENT:
+		return sp_fail(p, &ev->start_mark, "a YAML alias: not allowed "
+		    "here");
+	case YAML_DOCUMENT_START_EVENT:
+		if (p->json && !ev->data.document_start.implicit)
+			return sp_fail(p, &ev->start_mark, "not JSON: a YAML "
+			    "document marker");
+		break;
+	case YAML_SCALAR_EVENT:
+		anchor = ev->data.scalar.anchor;
+		tag = ev->data.scalar.tag;
+		if (p->json && ev->data.scalar.style !=
+		    YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
+		    (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+		    !sp_json_literal((const char *)ev->data.scalar.value,
+		    ev->data.scalar.length))) {
+			char q[SETTINGS_QUOTE_MAX * 4 + 8];
+
+			return sp_fail(p, &ev->start_mark, "not JSON: %s is "
+			    "neither a string in double quotes nor a number, "
+			    "true, false or null",
+			    sp_quote((const char *)ev->data.scalar.value,
+			    ev->data.scalar.length, q, sizeof(q)));
+		}
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+		anchor = ev->data.sequence_start.anchor;
+		tag = ev->data.sequence_start.tag;
+		if (p->json && ev->data.sequence_start.style !=
+		    YAML_FLOW_SEQUENCE_STYLE)
+			return sp_fail(p, &ev->start_mark, "not JSON: a YAML "
+			    "block list");
+		p->depth++;
+		break;
+	case YAML_MAPPING_START_EVENT:
+		anchor = ev->data.mapping_start.anchor;
+		tag = ev->data.mapping_start.tag;
+		if (p->json && ev->data.mapping_start.style !=
+		    YAML_FLOW_MAPPING_STYLE)
+			return sp_fail(p, &ev->start_mark, "not JSON: a YAML "
+			    "block mapping");
+		p->depth++;
+		break;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		p->depth--;
+		break;
+	default:
+		break;
+	}
+	if (anchor != NULL)
+		return sp_fail(p, &ev->start_mark, "a YAML anchor: not allowed "
+		    "here");
+	if (tag != NULL)
+		return sp_fail(p, &ev->start_mark, "a YAML tag: not allowed "
+		    "here");
+	if (p->depth > SETTINGS_NESTING_MAX)
+		return sp_fail(p, &ev->start_mark, "nested deeper than %d "
+		    "levels", SETTINGS_NESTING_MAX);
+	return 0;
+}
+
+/* Skips the value that starts with the current event. */
+static int
+sp_skip(struct sparse *p)
+{
+	int depth;
+
+	if (p->ev.type == YAML_SCALAR_EVENT)
+		return 0;
+	if (p->ev.type != YAML_MAPPING_START_EVENT &&
+	    p->ev.type != YAML_SEQUENCE_START_EVENT)
+		return sp_fail(p, &p->ev.start_mark, "expected a value");
+	depth = p->depth - 1;
+	while (p->depth > depth) {
+		if (sp_next(p) != 0)
+			return -1;
+		if (p->ev.type == YAML_DOCUMENT_END_EVENT ||
+		    p->ev.type == YAML_STREAM_END_EVENT)
+			return sp_fail(p, &p->ev.start_mark, "unexpected end");
+	}
+	return 0;
+}
+
+/*
+ * The current event as a key: which of names[0..n) it is, or n for
+ * another one (its text, cut, in other).  -1 when it is not a string.
+ */
+static int
+sp_key(struct sparse *p, const char *const *names, int n, char *other,
+    size_t otherlen)
+{
+	const yaml_event_t *ev = &p->ev;
+	char q[SETTINGS_QUOTE_MAX * 4 + 8];
+	int i;
+
+	if (ev->type != YAML_SCALAR_EVENT || (p->json &&
+	    ev->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE))
+		return sp_fail(p, &ev->start_mark, "found %s: expected a key "
+		    "(a string)", sp_describe(p, q, sizeof(q)));
+	for (i = 0; i < n; i++)
+		if (sp_scalar_is(ev, names[i]))
+			return i;
+	sp_quote((const char *)ev->data.scalar.value, ev->data.scalar.length,
+	    other, otherlen);
+	return n;
+}
+
+/* The current event as a string value: JSON wants it in double quotes. */
+static int
+sp_string(struct sparse *p, const char *key, const char *what)
+{
+	const yaml_event_t *ev = &p->ev;
+	char q[SETTINGS_QUOTE_MAX * 4 + 8];
+
+	if (ev->type != YAML_SCALAR_EVENT || (p->json &&
+	    ev->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE) ||
+	    memchr(ev->data.scalar.value, '\0', ev->data.scalar.length) !=
+	    NULL)
+		return sp_fail(p, &ev->start_mark, "'%s' is %s: expected %s",
+		    key, sp_describe(p, q, sizeof(q)), what);
+	return 0;
+}
+
+static int
+sp_level(const yaml_event_t *ev, enum settings_level *level)
+{
+	if (sp_scalar_is(ev, "off"))
+		*level = SETTINGS_OFF;
+	else if (sp_scalar_is(ev, "recommend"))
+		*level = SETTINGS_RECOMMEND;
+	else if (sp_scalar_is(ev, "require"))
+		*level = SETTINGS_REQUIRE;
+	else
+		return -1;
+	return 0;
+}
+
+/*
+ * Parses buf[0..len) as one document whose root is a mapping: `map` reads
+ * the mapping's pairs, from its start event to its end event.
+ */
+static int
+sp_run(struct sparse *p, int (*map)(struct sparse *, void *), void *arg)
+{
+	char q[SETTINGS_QUOTE_MAX * 4 + 8];
+	int r = -1;
+
+	if (yaml_parser_initialize(&p->parser) == 0) {
+		settings_fmt(p->err, p->errlen, "%s: out of memory", p->name);
+		return -1;
+	}
+	yaml_parser_set_input_string(&p->parser,
+	    (const unsigned char *)p->buf, p->len);
+	if (sp_next(p) != 0 || sp_next(p) != 0)
+		goto out;
+	if (p->ev.type == YAML_STREAM_END_EVENT) {
+		sp_fail(p, NULL, "empty: expected %s", p->json ?
+		    "a JSON object" : "sandbox: {enforcement: LEVEL}");
+		goto out;
+	}
+	if (sp_next(p) != 0)
+		goto out;
+	if (p->ev.type != YAML_MAPPING_START_EVENT) {
+		sp_fail(p, &p->ev.start_mark, "found %s: expected %s",
+		    sp_describe(p, q, sizeof(q)),
+		    p->json ? "a JSON object" : "a mapping");
+		goto out;
+	}
+	if (map(p, arg) != 0 || sp_next(p) != 0)
+		goto out;
+	if (p->ev.type != YAML_DOCUMENT_END_EVENT) {
+		sp_fail(p, &p->ev.start_mark, "found %s after the %s",
+		    sp_describe(p, q, sizeof(q)),
+		    p->json ? "object" : "mapping");
+		goto out;
+	}
+	if (sp_next(p) != 0)
+		goto out;
+	if (p->ev.type != YAML_STREAM_END_EVENT) {
+		sp_fail(p, &p->ev.start_mark, "more than one %s",
+		    p->json ? "JSON value" : "document");
+		goto out;
+	}
+	r = 0;
+ out:
+	if (p->have_ev)
+		yaml_event_delete(&p->ev);
+	p->have_ev = 0;
+	yaml_parser_delete(&p->parser);
+	return r;
+}
+
+/* ------------------------------------------------- the settings document */
+
+static const char *const sp_top_keys[] = { "sandbox" };
+static const char *const sp_sandbox_keys[] = { "enforcement" };
+
+/*
+ * {"sandbox": {"enforcement": LEVEL}}.  JSON (the API's answer) may hold
+ * other keys, which are skipped; a local file may not: a misspelt key there
+ * would otherwise leave the level at off.
+ */
+static int
+sp_settings_map(struct sparse *p, void *arg)
+{
+	enum settings_level *level = arg;
+	yaml_mark_t root = p->ev.start_mark, sandbox;
+	char other[SETTINGS_QUOTE_MAX * 4 + 8], q[SETTINGS_QUOTE_MAX * 4 + 8];
+	int k, have_sandbox = 0, have_level;
+
+	for (;;) {
+		if (sp_next(p) != 0)
+			return -1;
+		if (p->ev.type == YAML_MAPPING_END_EVENT)
+			break;
+		if ((k = sp_key(p, sp_top_keys, 1, other, sizeof(other))) < 0)
+			return -1;
+		if (k == 1) {
+			if (!p->json)
+				return sp_fail(p, &p->ev.start_mark,
+				    "unknown key %s: expected sandbox", other);
+			if (sp_next(p) != 0 || sp_skip(p) != 0)
+				return -1;
+			continue;
+		}
+		if (have_sandbox)
+			return sp_fail(p, &p->ev.start_mark, "'sandbox' "
+			    "appears twice");
+		have_sandbox = 1;
+		if (sp_next(p) != 0)
+			return -1;
+		sandbox = p->ev.start_mark;
+		if (p->ev.type != YAML_MAPPING_START_EVENT)
+			return sp_fail(p, &p->ev.start_mark, "'sandbox' is %s: "
+			    "expected %s", sp_describe(p, q, sizeof(q)),
+			    p->json ? "an object" : "a mapping");
+		have_level = 0;
+		for (;;) {
+			if (sp_next(p) != 0)
+				return -1;
+			if (p->ev.type == YAML_MAPPING_END_EVENT)
+				break;
+			if ((k = sp_key(p, sp_sandbox_keys, 1, other,
+			    sizeof(other))) < 0)
+				return -1;
+			if (k == 1) {
+				if (!p->json)
+					return sp_fail(p, &p->ev.start_mark,
+					    "unknown key %s in 'sandbox': "
+					    "expected enforcement", other);
+				if (sp_next(p) != 0 || sp_skip(p) != 0)
+					return -1;
+				continue;
+			}
+			if (have_level)
+				return sp_fail(p, &p->ev.start_mark,
+				    "'enforcement' appears twice");
+			have_level = 1;
+			if (sp_next(p) != 0)
+				return -1;
+			if (sp_string(p, "enforcement", "off, recommend or "
+			    "require") != 0)
+				return -1;
+			if (sp_level(&p->ev, level) != 0)
+				return sp_fail(p, &p->ev.start_mark,
+				    "'enforcement' is %s: expected off, "
+				    "recommend or require",
+				    sp_describe(p, q, sizeof(q)));
+		}
+		if (!have_level)
+			return sp_fail(p, &sandbox, "'sandbox' has no "
+			    "'enforcement' (off, recommend or require)");
+	}
+	if (!have_sandbox)
+		return sp_fail(p, &root, "no 'sandbox' (expected %s)", p->json ?
+		    "{\"sandbox\": {\"enforcement\": LEVEL}}" :
+		    "sandbox: {enforcement: LEVEL}");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- files */
+
+/*
+ * Reads a whole file of at most SETTINGS_FILE_MAX bytes.  0 with *buf (the
+ * caller frees it) and *len; 1 when it does not exist; -1 with why.
+ * `own` (the cache): no symbolic link, owned by this user, not writable by
+ * others, or it is not trusted.
+ */
+static int
+settings_slurp(const char *path, int own, char **buf, size_t *len,
+    char *why, size_t whylen)
+{
+	struct stat sb;
+	char *b = NULL;
+	size_t off = 0;
+	ssize_t n;
+	int fd, save;
+
+	*buf = NULL;
+	*len = 0;
+	/* O_NONBLOCK: a FIFO in its place must not hang the launcher. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+	    (own ? O_NOFOLLOW : 0))) == -1) {
+		if (errno == ENOENT)
+			return 1;
+		settings_fmt(why, whylen, "cannot read '%s': %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) == -1) {
+		save = errno;
+		close(fd);
+		settings_fmt(why, whylen, "cannot read '%s': %s", path,
+		    strerror(save));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		settings_fmt(why, whylen, "'%s' is not a regular file", path);
+		return -1;
+	}
+	if (own && (sb.st_uid != geteuid() || (sb.st_mode & 022) != 0)) {
+		close(fd);
+		settings_fmt(why, whylen, "'%s' is not this user's alone "
+		    "(owner uid %lu, mode %04o)", path,
+		    (unsigned long)sb.st_uid,
+		    (unsigned int)(sb.st_mode & 07777));
+		return -1;
+	}
+	if ((b = malloc(SETTINGS_FILE_MAX + 1)) == NULL) {
+		close(fd);
+		settings_fmt(why, whylen, "cannot read '%s': out of memory",
+		    path);
+		return -1;
+	}
+	/* One byte more than the limit is read to see it is exceeded. */
+	while (off <= SETTINGS_FILE_MAX) {
+		n = read(fd, b + off, SETTINGS_FILE_MAX + 1 - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			save = errno;
+			close(fd);
+			free(b);
+			settings_fmt(why, whylen, "cannot read '%s': %s", path,
+			    strerror(save));
+			return -1;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	if (off > SETTINGS_FILE_MAX) {
+		free(b);
+		settings_fmt(why, whylen, "'%s' is larger than %d bytes", path,
+		    SETTINGS_FILE_MAX);
+		return -1;
+	}
+	b[off] = '\0';
+	*buf = b;
+	*len = off;
+	return 0;
+}
+
+/* The local file: 0 with *level, 1 when there is none, -1 with err. */
+static int
+settings_local_read(const char *path, enum settings_level *level, char *err,
+    size_t errlen)
+{
+	struct sparse p;
+	char *buf;
+	size_t len;
+	int r;
+
+	if ((r = settings_slurp(path, 0, &buf, &len, err, errlen)) != 0)
+		return r;
+	memset(&p, 0, sizeof(p));
+	p.name = path;
+	p.is_file = 1;
+	p.buf = buf;
+	p.len = len;
+	p.err = err;
+	p.errlen = errlen;
+	r = sp_run(&p, sp_settings_map, level);
+	free(buf);
+	return r;
+}
+
+/* ---------------------------------------------------------------- cache */
+
+struct settings_cache {
+	enum settings_level	 level;
+	char			 url[SETTINGS_URL_MAX];
+	long long		 fetched;	/* seconds since the epoch */
+};
+
+static const char *const sp_cache_keys[] = { "level", "url", "fetched" };
+
+/* {"level": LEVEL, "url": URL, "fetched": N}: our own format. */
+static int
+sp_cache_map(struct sparse *p, void *arg)
+{
+	struct settings_cache *c = arg;
+	yaml_mark_t root = p->ev.start_mark;
+	const yaml_event_t *ev = &p->ev;
+	char other[SETTINGS_QUOTE_MAX * 4 + 8], q[SETTINGS_QUOTE_MAX * 4 + 8];
+	unsigned int seen = 0;
+	long long v;
+	size_t i;
+	int k;
+
+	for (;;) {
+		if (sp_next(p) != 0)
+			return -1;
+		if (ev->type == YAML_MAPPING_END_EVENT)
+			break;
+		if ((k = sp_key(p, sp_cache_keys, 3, other,
+		    sizeof(other))) < 0)
+			return -1;
+		if (k == 3) {
+			if (sp_next(p) != 0 || sp_skip(p) != 0)
+				return -1;
+			continue;
+		}
+		if (seen & (1U << k))
+			return sp_fail(p, &ev->start_mark, "'%s' appears twice",
+			    sp_cache_keys[k]);
+		seen |= 1U << k;
+		if (sp_next(p) != 0)
+			return -1;
+		switch (k) {
+		case 0:
+			if (sp_string(p, "level", "a level") != 0)
+				return -1;
+			if (sp_level(ev, &c->level) != 0)
+				return sp_fail(p, &ev->start_mark, "'level' is "
+				    "%s: expected off, recommend or require",
+				    sp_describe(p, q, sizeof(q)));
+			break;
+		case 1:
+			if (sp_string(p, "url", "a URL") != 0)
+				return -1;
+			if (ev->data.scalar.length == 0 ||
+			    ev->data.scalar.length >= sizeof(c->url))
+				return sp_fail(p, &ev->start_mark, "'url' is "
+				    "empty or too long");
+			for (i = 0; i < ev->data.scalar.length; i++)
+				if (ev->data.scalar.value[i] <= 0x20 ||
+				    ev->data.scalar.value[i] >= 0x7f)
+					return sp_fail(p, &ev->start_mark,
+					    "'url' holds a byte no URL may "
+					    "hold");
+			memcpy(c->url, ev->data.scalar.value,
+			    ev->data.scalar.length);
+			c->url[ev->data.scalar.length] = '\0';
+			break;
+		default:
+			v = 0;
+			if (ev->type != YAML_SCALAR_EVENT ||
+			    ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+			    ev->data.scalar.length == 0 ||
+			    ev->data.scalar.length > 15)
+				goto bad_time;
+			for (i = 0; i < ev->data.scalar.length; i++) {
+				if (ev->data.scalar.value[i] < '0' ||
+				    ev->data.scalar.value[i] > '9')
+					goto bad_time;
+				v = v * 10 + (ev->data.scalar.value[i] - '0');
+			}
+			c->fetched = v;
+			break;
+		}
+	}
+	for (k = 0; k < 3; k++)
+		if (!(seen & (1U << k)))
+			return sp_fail(p, &root, "'%s' is missing",
+			    sp_cache_keys[k]);
+	return 0;
+ bad_time:
+	return sp_fail(p, &ev->start_mark, "'fetched' is %s: expected "
+	    "seconds since the epoch", sp_describe(p, q, sizeof(q)));
+}
+
+/*
+ * The cache's directory and file: $XDG_CACHE_HOME/intutic when it is an
+ * absolute path, else $HOME/.cache/intutic.  -1 when neither is set.
+ */
+static int
+settings_cache_path(char *dir, size_t dirlen, char *path, size_t pathlen)
+{
+	const char *v;
+	int n;
+
+	if ((v = getenv("XDG_CACHE_HOME")) != NULL && *v == '/')
+		n = snprintf(dir, dirlen, "%s/intutic", v);
+	else if ((v = getenv("HOME")) != NULL && *v == '/')
+		n = snprintf(dir, dirlen, "%s/.cache/intutic", v);
+	else
+		return -1;
+	if (n < 0 || (size_t)n >= dirlen)
+		return -1;
+	n = snprintf(path, pathlen, "%s/%s", dir, SETTINGS_CACHE_FILE);
+	if (n < 0 || (size_t)n >= pathlen)
+		return -1;
+	return 0;
+}
+
+/* 0 with c; 1 when there is no cache; -1 with why. */
+static int
+settings_cache_read(const char *path, struct settings_cache *c, char *why,
+    size_t whylen)
+{
+	struct sparse p;
+	char name[PATH_MAX + 32];
+	char *buf;
+	size_t len;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	if ((r = settings_slurp(path, 1, &buf, &len, why, whylen)) != 0)
+		return r;
+	settings_fmt(name, sizeof(name), "the cache '%s' is malformed", path);
+	memset(&p, 0, sizeof(p));
+	p.name = name;
+	p.json = 1;
+	p.buf = buf;
+	p.len = len;
+	p.err = why;
+	p.errlen = whylen;
+	r = sp_run(&p, sp_cache_map, c);
+	free(buf);
+	if (r != 0)
+		memset(c, 0, sizeof(*c));
+	return r;
+}
+
+/* mkdir DIR, mode 0700, unless it is there. */
+static int
+settings_mkdir(const char *dir)
+{
+	if (mkdir(dir, 0700) == 0 || errno == EEXIST)
+		return 0;
+	return -1;
+}
+
+static int
+settings_write_all(int fd, const char *s, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, s, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		s += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Writes the cache: a new file in its directory (mode 0600, O_EXCL),
+ * fsync, rename over the old one, fsync the directory.  A reader sees the
+ * old file or the new one, never a part.  0, or -1 with why.
+ */
+static int
+settings_cache_write(const char *dir, const char *path,
+    enum settings_level level, const char *url, time_t now, char *why,
+    size_t whylen)
+{
+	char tmp[PATH_MAX], text[SETTINGS_URL_MAX + 128], parent[PATH_MAX];
+	char *slash;
+	int fd = -1, dfd, n, save;
+
+	settings_fmt(parent, sizeof(parent), "%s", dir);
+	if ((slash = strrchr(parent, '/')) != NULL && slash != parent)
+		*slash = '\0';
+	if (settings_mkdir(parent) != 0 || settings_mkdir(dir) != 0) {
+		settings_fmt(why, whylen, "cannot make '%s': %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	n = snprintf(text, sizeof(text), "{\"level\": \"%s\", \"url\": \"%s\", "
+	    "\"fetched\": %lld}\n", settings_level_str(level), url,
+	    (long long)now);
+	if (n < 0 || (size_t)n >= sizeof(text) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir,
+	    SETTINGS_CACHE_FILE) >= (int)sizeof(tmp)) {
+		settings_fmt(why, whylen, "cannot write '%s': too long", path);
+		return -1;
+	}
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+		settings_fmt(why, whylen, "cannot write in '%s': %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (fchmod(fd, 0600) == -1 ||
+	    settings_write_all(fd, text, (size_t)n) == -1 ||
+	    fsync(fd) == -1)
+		goto fail;
+	if (close(fd) == -1) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) == -1)
+		goto fail;
+	/* The rename itself survives a crash once the directory is synced. */
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		(void)fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+ fail:
+	save = errno;
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+	settings_fmt(why, whylen, "cannot write '%s': %s", path,
+	    strerror(save));
+	return -1;
+}
+
+/* "3 s ago", "5 min ago", "3 h ago", "4 days ago". */
+static const char *
+settings_age(long long fetched, time_t now, char *buf, size_t len)
+{
+	long long s = (long long)now - fetched;
+
+	if (s < 0)
+		settings_fmt(buf, len, "at a time still to come (the clock was "
+		    "set back)");
+	else if (s < 60)
+		settings_fmt(buf, len, "%lld s ago", s);
+	else if (s < 3600)
+		settings_fmt(buf, len, "%lld min ago", s / 60);
+	else if (s < 48 * 3600)
+		settings_fmt(buf, len, "%lld h ago", s / 3600);
+	else
+		settings_fmt(buf, len, "%lld days ago", s / 86400);
+	return buf;
+}
+
+/* ------------------------------------------------------------ the API */
+
+/* 127.0.0.0/8, ::1 or localhost: where plain http:// may go. */
+static int
+settings_loopback(const char *host, size_t len)
+{
+	char h[INET6_ADDRSTRLEN + 8];
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if ((len == 9 && strncasecmp(host, "localhost", 9) == 0) ||
+	    (len == 10 && strncasecmp(host, "localhost.", 10) == 0))
+		return 1;
+	if (len >= sizeof(h))
+		return 0;
+	if (host[0] == '[' && host[len - 1] == ']') {
+		memcpy(h, host + 1, len - 2);
+		h[len - 2] = '\0';
+		return inet_pton(AF_INET6, h, &a6) == 1 &&
+		    IN6_IS_ADDR_LOOPBACK(&a6);
+	}
+	memcpy(h, host, len);
+	h[len] = '\0';
+	return inet_pton(AF_INET, h, &a4) == 1 &&
+	    (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+/*
+ * Checks INTUTIC_API_URL: https://HOST[:PORT][/PATH], or http:// to a
+ * loopback host; no credentials, query or fragment (they would be secrets
+ * in messages and in the cache).  Nothing is connected to.  0 or -1.
+ */
+static int
+settings_check_url(const char *url, char *err, size_t errlen)
+{
+	const char *auth, *aend, *host, *hend, *p;
+	size_t len = strlen(url), i;
+	int https;
+
+	if (len >= SETTINGS_URL_MAX) {
+		settings_fmt(err, errlen, "INTUTIC_API_URL is longer than %d "
+		    "bytes", SETTINGS_URL_MAX - 1);
+		return -1;
+	}
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)url[i];
+
+		if (c <= 0x20 || c >= 0x7f ||
+		    strchr("\"\\<>^`{|}", c) != NULL) {
+			settings_fmt(err, errlen, "INTUTIC_API_URL holds a "
+			    "byte no URL may hold (0x%02x)", c);
+			return -1;
+		}
+	}
+	if (strncasecmp(url, "https://", 8) == 0) {
+		https = 1;
+		auth = url + 8;
+	} else if (strncasecmp(url, "http://", 7) == 0) {
+		https = 0;
+		auth = url + 7;
+	} else {
+		settings_fmt(err, errlen, "INTUTIC_API_URL must start with "
+		    "https:// (or http:// for a loopback host)");
+		return -1;
+	}
+	aend = auth + strcspn(auth, "/?#");
+	if (memchr(auth, '@', (size_t)(aend - auth)) != NULL) {
+		settings_fmt(err, errlen, "INTUTIC_API_URL must not carry "
+		    "credentials: the token goes in INTUTIC_TOKEN");
+		return -1;
+	}
+	if (strpbrk(url, "?#") != NULL) {
+		settings_fmt(err, errlen, "INTUTIC_API_URL must not carry a "
+		    "query or a fragment: it is the workspace site's address");
+		return -1;
+	}
+	host = auth;
+	if (*host == '[') {
+		hend = memchr(host, ']', (size_t)(aend - host));
+		hend = hend != NULL ? hend + 1 : NULL;
+	} else
+		hend = host + strcspn(host, ":/");
+	if (hend == NULL || hend == host || hend > aend ||
+	    (hend < aend && *hend != ':'))
+		goto bad;
+	if (hend < aend) {
+		unsigned long port = 0;
+
+		for (p = hend + 1; p < aend; p++) {
+			if (*p < '0' || *p > '9' || port > 65535)
+				goto bad;
+			port = port * 10 + (unsigned long)(*p - '0');
+		}
+		if (p == hend + 1 || port == 0 || port > 65535)
+			goto bad;
+	}
+	if (!https && !settings_loopback(host, (size_t)(hend - host))) {
+		settings_fmt(err, errlen, "INTUTIC_API_URL '%s' is http:// to "
+		    "a host that is not loopback: use https:// (http:// is "
+		    "only for 127.0.0.0/8, [::1] and localhost)", url);
+		return -1;
+	}
+	return 0;
+ bad:
+	settings_fmt(err, errlen, "INTUTIC_API_URL '%s' is not a URL of the "
+	    "form https://HOST[:PORT][/PATH]", url);
+	return -1;
+}
+
+/*
+ * Asks the API.  0 with *level; -1 with why it did not answer (no
+ * answer, an error answer, an answer that is not valid settings).
+ */
+static int
+settings_fetch(const char *url, const char *token, const char *ca,
+    enum settings_level *level, char *why, size_t whylen)
+{
+	struct fetch_req req;
+	struct sparse p;
+	char full[SETTINGS_URL_MAX + sizeof(SETTINGS_API_PATH)];
+	char ferr[FETCH_ERROR_MAX];
+	char *body = NULL;
+	size_t len, ulen = strlen(url);
+	long status;
+	int r;
+
+	while (ulen > 0 && url[ulen - 1] == '/')
+		ulen--;
+	settings_fmt(full, sizeof(full), "%.*s%s", (int)ulen, url,
+	    SETTINGS_API_PATH);
+	memset(&req, 0, sizeof(req));
+	req.url = full;
+	req.bearer = token;
+	req.ca_file = ca;
+	req.https = 1;
+	req.timeout_ms = SETTINGS_TIMEOUT_MS;
+	req.body_max = SETTINGS_BODY_MAX;
+	if (fetch(&req, &status, &body, &len, ferr, sizeof(ferr)) != 0) {
+		settings_fmt(why, whylen, "%s", ferr);
+		return -1;
+	}
+	if (status != 200) {
+		free(body);
+		settings_fmt(why, whylen, "HTTP %ld%s", status,
+		    status >= 300 && status < 400 ? ", a redirect, which is "
+		    "not followed" : (status == 401 || status == 403) &&
+		    token == NULL ? " (INTUTIC_TOKEN is not set)" : "");
+		return -1;
+	}
+	memset(&p, 0, sizeof(p));
+	p.name = "HTTP 200 but not valid settings";
+	p.json = 1;
+	p.buf = body;
+	p.len = len;
+	p.err = why;
+	p.errlen = whylen;
+	r = sp_run(&p, sp_settings_map, level);
+	free(body);
+	return r;
+}
+
+/* ------------------------------------------------------------ resolving */
+
+/*
+ * Replaces each copy of secret in buf (size bytes) by SETTINGS_REDACTED:
+ * the last guard that the token never leaves in a message.
+ */
+static void
+settings_scrub(char *buf, size_t size, const char *secret)
+{
+	char out[SETTINGS_TEXT_MAX * 2];
+	size_t slen, o = 0, rlen = strlen(SETTINGS_REDACTED);
+	const char *s = buf, *hit;
+
+	if (secret == NULL || (slen = strlen(secret)) == 0 ||
+	    strstr(buf, secret) == NULL)
+		return;
+	while ((hit = strstr(s, secret)) != NULL) {
+		if (o + (size_t)(hit - s) + rlen >= sizeof(out))
+			break;
+		memcpy(out + o, s, (size_t)(hit - s));
+		o += (size_t)(hit - s);
+		memcpy(out + o, SETTINGS_REDACTED, rlen);
+		o += rlen;
+		s = hit + slen;
+	}
+	if (strstr(s, secret) != NULL)
+		s = "";	/* no room left: drop the rest */
+	settings_fmt(out + o, sizeof(out) - o, "%s", s);
+	settings_fmt(buf, size, "%s", out);
+}
+
+/* The environment variable, or NULL when unset or empty. */
+static const char *
+settings_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/* The token: printable ASCII without spaces, of a bounded size. */
+static int
+settings_check_token(const char *token, char *err, size_t errlen)
+{
+	const unsigned char *t;
+
+	if (token == NULL)
+		return 0;
+	if (strlen(token) > SETTINGS_TOKEN_MAX) {
+		settings_fmt(err, errlen, "INTUTIC_TOKEN is longer than %d "
+		    "bytes", SETTINGS_TOKEN_MAX);
+		return -1;
+	}
+	for (t = (const unsigned char *)token; *t != '\0'; t++)
+		if (*t <= 0x20 || *t >= 0x7f) {
+			settings_fmt(err, errlen, "INTUTIC_TOKEN holds a "
+			    "space, a control character or a byte that is not "
+			    "ASCII");
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * With an API configured: its level, else the cached one, else the local
+ * file's, else require.  Then the local file's when it is stricter.
+ */
+static void
+settings_from_api(struct settings *s, const char *url, const char *token,
+    const char *ca, int have_local, enum settings_level local,
+    const char *local_path)
+{
+	struct settings_cache c;
+	enum settings_level api = SETTINGS_REQUIRE;
+	char dir[PATH_MAX], path[PATH_MAX], why[SETTINGS_WHY_MAX];
+	char cwhy[SETTINGS_WHY_MAX], age[64];
+	int have_cache_path, r;
+	time_t now;
+
+	have_cache_path = settings_cache_path(dir, sizeof(dir), path,
+	    sizeof(path)) == 0;
+	if (settings_fetch(url, token, ca, &api, why, sizeof(why)) == 0) {
+		now = time(NULL);
+		settings_fmt(s->source, sizeof(s->source), "workspace API %s "
+		    "(fetched now)", url);
+		if (!have_cache_path)
+			settings_fmt(s->note, sizeof(s->note), "cannot cache "
+			    "the level: neither XDG_CACHE_HOME nor HOME is an "
+			    "absolute path");
+		else if (settings_cache_write(dir, path, api, url, now, cwhy,
+		    sizeof(cwhy)) != 0)
+			settings_fmt(s->note, sizeof(s->note), "cannot cache "
+			    "the level: %s", cwhy);
+		s->level = api;
+	} else {
+		r = have_cache_path ? settings_cache_read(path, &c, cwhy,
+		    sizeof(cwhy)) : 1;
+		if (r == 0 && strcmp(c.url, url) == 0) {
+			now = time(NULL);
+			settings_age(c.fetched, now, age, sizeof(age));
+			s->level = api = c.level;
+			settings_fmt(s->source, sizeof(s->source), "cache of "
+			    "%s (fetched %s; the API did not answer: %s)", url,
+			    age, why);
+			settings_fmt(s->note, sizeof(s->note), "the workspace "
+			    "API %s did not answer (%s): using the level "
+			    "cached %s (%s)", url, why, age,
+			    settings_level_str(api));
+		} else {
+			if (r == 0)
+				settings_fmt(cwhy, sizeof(cwhy), "the cache "
+				    "holds the level of another API, %s",
+				    c.url);
+			else if (r == 1)
+				settings_fmt(cwhy, sizeof(cwhy), "nothing is "
+				    "cached");
+			if (have_local) {
+				s->level = local;
+				settings_fmt(s->source, sizeof(s->source), "%s "
+				    "(the workspace API %s did not answer: %s; "
+				    "%s)", local_path, url, why, cwhy);
+				settings_fmt(s->note, sizeof(s->note), "the "
+				    "workspace API %s did not answer (%s) and "
+				    "%s: using the level of %s (%s)", url, why,
+				    cwhy, local_path,
+				    settings_level_str(local));
+			} else {
+				s->level = SETTINGS_REQUIRE;
+				settings_fmt(s->source, sizeof(s->source),
+				    "fail-closed default (the workspace API %s "
+				    "did not answer: %s; %s)", url, why, cwhy);
+				settings_fmt(s->note, sizeof(s->note), "the "
+				    "workspace API %s did not answer (%s) and "
+				    "%s: the level is require (fail closed)",
+				    url, why, cwhy);
+			}
+			return;
+		}
+	}
+	/* An API answer (or its cache) never loosens a stricter local file. */
+	if (have_local && local > api) {
+		char was[SETTINGS_TEXT_MAX];
+
+		settings_fmt(was, sizeof(was), "%s", s->source);
+		s->level = local;
+		settings_fmt(s->source, sizeof(s->source), "%s (stricter than "
+		    "%s from the %s)", local_path, settings_level_str(api),
+		    was);
+		if (s->note[0] != '\0') {
+			settings_fmt(was, sizeof(was), "%s", s->note);
+			settings_fmt(s->note, sizeof(s->note), "%s; %s says "
+			    "%s, which is stricter and holds", was, local_path,
+			    settings_level_str(local));
+		}
+	}
+}
+
+int
+settings_resolve(struct settings *out, char *err, size_t errlen)
+{
+	struct settings s;
+	enum settings_level local = SETTINGS_REQUIRE;
+	const char *path, *url, *token, *ca;
+	int have_local, r;
+
+	memset(&s, 0, sizeof(s));
+	if (errlen > 0)
+		err[0] = '\0';
+	token = settings_env("INTUTIC_TOKEN");
+	if ((path = settings_env("INTUTIC_SETTINGS_FILE")) == NULL)
+		path = SETTINGS_LOCAL_FILE;
+	if ((r = settings_local_read(path, &local, err, errlen)) == -1)
+		goto fail;
+	have_local = r == 0;
+
+	if ((url = settings_env("INTUTIC_API_URL")) == NULL) {
+		if (have_local) {
+			s.level = local;
+			settings_fmt(s.source, sizeof(s.source), "%s", path);
+		} else {
+			s.level = SETTINGS_OFF;
+			settings_fmt(s.source, sizeof(s.source), "default (no "
+			    "workspace API, no %s)", path);
+		}
+		goto done;
+	}
+	if (settings_check_url(url, err, errlen) != 0 ||
+	    settings_check_token(token, err, errlen) != 0)
+		goto fail;
+	/* The URL is shown and cached: it must not hold the secret. */
+	if (token != NULL && strstr(url, token) != NULL) {
+		settings_fmt(err, errlen, "INTUTIC_API_URL holds the value of "
+		    "INTUTIC_TOKEN: the token goes only in INTUTIC_TOKEN");
+		goto fail;
+	}
+	if ((ca = settings_env("INTUTIC_API_CA_FILE")) != NULL &&
+	    access(ca, R_OK) != 0) {
+		settings_fmt(err, errlen, "INTUTIC_API_CA_FILE '%s' cannot be "
+		    "read: %s", ca, strerror(errno));
+		goto fail;
+	}
+	settings_from_api(&s, url, token, ca, have_local, local, path);
+ done:
+	settings_scrub(s.source, sizeof(s.source), token);
+	settings_scrub(s.note, sizeof(s.note), token);
+	*out = s;
+	return 0;
+ fail:
+	settings_scrub(err, errlen, token);
+	memset(out, 0, sizeof(*out));
+	out->level = SETTINGS_REQUIRE;
+	return -1;
+}
+
+const char *
+settings_level_str(enum settings_level level)
+{
+	switch (level) {
+	case SETTINGS_OFF:
+		return "off";
+	case SETTINGS_RECOMMEND:
+		return "recommend";
+	case SETTINGS_REQUIRE:
+		return "require";
+	}
+	return "unknown";
+}

@@ -1,0 +1,79 @@
+/*
+ * settings.h — the workspace's enforcement level (off | recommend | require)
+ * and where it came from: the workspace settings API (libcurl, through
+ * fetch.c), its cache, the operator's local settings file.
+ *
+ * The sources:
+ *
+ *   - the workspace API, when INTUTIC_API_URL is set (and not empty):
+ *     GET $INTUTIC_API_URL/api/v1/workspace/settings with "Authorization:
+ *     Bearer $INTUTIC_TOKEN", TLS verified (INTUTIC_API_CA_FILE names a CA
+ *     file to trust in place of the system's), no proxy, no redirect,
+ *     SETTINGS_TIMEOUT_MS for all of it, at most SETTINGS_BODY_MAX bytes.
+ *     http:// only to a loopback host (127.0.0.0/8, [::1], localhost).
+ *     The answer is a JSON object: {"sandbox": {"enforcement": "require"}};
+ *     other keys are ignored;
+ *   - its cache, $XDG_CACHE_HOME/intutic/settings.json (else
+ *     ~/.cache/intutic/settings.json): the level, the API URL it came from
+ *     and when (seconds since the epoch), written after every good answer
+ *     (a temporary file, mode 0600, fsync, rename) and read only when the
+ *     API did not answer, only for the same URL, and only when this user
+ *     owns it and no one else may write it;
+ *   - the operator's file, /etc/intutic/settings.yaml (INTUTIC_SETTINGS_FILE
+ *     names another one): "sandbox: {enforcement: require}".  It is the
+ *     level when no API is configured, and when the API did not answer
+ *     and nothing is cached for it; otherwise the API's level (or the
+ *     cached one) counts unless the file's is stricter;
+ *   - else, with an API configured, require; with none, off.
+ *
+ * Neither INTUTIC_TOKEN nor any part of it ever goes into the cache, the
+ * source, the note or an error.
+ */
+#ifndef INTUTIC_SETTINGS_H
+#define INTUTIC_SETTINGS_H
+
+#include <stddef.h>
+
+enum settings_level {
+	SETTINGS_OFF = 0,
+	SETTINGS_RECOMMEND,
+	SETTINGS_REQUIRE,
+};
+
+#define SETTINGS_TEXT_MAX	1024	/* bytes of source and note */
+#define SETTINGS_URL_MAX	512	/* bytes of INTUTIC_API_URL */
+#define SETTINGS_TOKEN_MAX	2048	/* bytes of INTUTIC_TOKEN */
+#define SETTINGS_TIMEOUT_MS	3000	/* the whole API request */
+#define SETTINGS_BODY_MAX	(64 * 1024)	/* bytes of the API's answer */
+#define SETTINGS_FILE_MAX	(64 * 1024)	/* bytes of a settings file */
+#define SETTINGS_NESTING_MAX	32	/* collections inside each other */
+#define SETTINGS_API_PATH	"/api/v1/workspace/settings"
+#define SETTINGS_LOCAL_FILE	"/etc/intutic/settings.yaml"
+#define SETTINGS_CACHE_FILE	"settings.json"	/* in $XDG_CACHE_HOME/intutic */
+
+struct settings {
+	enum settings_level	 level;
+	/* Where the level came from, for people: one line, no secret. */
+	char			 source[SETTINGS_TEXT_MAX];
+	/*
+	 * Something the user must be told on stderr (the API did not answer
+	 * and the cached level from 3 h ago is used, ...); "" when nothing.
+	 * One line, lowercase, no program name: print "intutic: NOTE".
+	 */
+	char			 note[SETTINGS_TEXT_MAX];
+};
+
+/*
+ * The level in force now.  Never fails open: when no source can be read
+ * (an API is configured, it does not answer and nothing is cached, and no
+ * local file says otherwise) the level is SETTINGS_REQUIRE with a note.
+ * -1 only for a configuration error the user must fix (a malformed local
+ * settings file, an http:// API URL to a non-loopback host, ...), with
+ * the message in err; out then says SETTINGS_REQUIRE, with no source.
+ */
+int		 settings_resolve(struct settings *out, char *err,
+		    size_t errlen);
+
+const char	*settings_level_str(enum settings_level level);
+
+#endif /* INTUTIC_SETTINGS_H */

@@ -1,0 +1,344 @@
+#!/bin/sh
+test_description='intutic exec on the host: the proxy found and checked, the run registered and in the audit log, the environment by name, exit statuses, the enforcement level and the profile'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+test_isolate_netns
+test_require_proxy curl
+
+# Nothing of this machine's settings: no workspace API, a settings file of
+# the test's own (absent unless a test writes it), caches in the scratch
+# directory, no profile.
+unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
+	INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy \
+	all_proxy NO_PROXY no_proxy
+SETTINGS=$TRASH_DIRECTORY/settings.yaml
+INTUTIC_SETTINGS_FILE=$SETTINGS
+XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
+XDG_STATE_HOME=$TRASH_DIRECTORY/xdg-state
+export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME XDG_STATE_HOME
+
+SECRET_VALUE=s3cr3t-value-6001
+
+# run_exec ARGS...: intutic exec against the test's proxy, stdout in out,
+# stderr in err; the exit status in rc.
+run_exec () {
+	rc=0
+	"$INTUTIC" exec --state-dir "$PROXY_DIR/state" "$@" >out 2>err || rc=$?
+}
+
+test_expect_success 'setup: an origin and a second host, names, rules, the proxy' '
+	start_origin origin.test &&
+	start_origin other.test &&
+	write_hosts hosts origin.test=127.0.0.1 other.test=127.0.0.1 &&
+	cat >rules.yaml <<-EOF &&
+	version: 1
+	ports: [443]
+	allow:
+	  - "origin.test:$ORIGIN_TEST_PORT"
+	  - "127.0.0.0/8:$ORIGIN_TEST_PORT,$OTHER_TEST_PORT"
+	EOF
+	start_proxy rules.yaml
+'
+
+test_expect_success 'curl inside the command reaches an allowed origin; the audit records carry the run' '
+	audit_mark &&
+	run_exec -- sh -c "curl -sS http://origin.test:$ORIGIN_TEST_PORT/ &&
+		printf \"%s\\n\" \"\$INTUTIC_RUN\" >run" &&
+	test "$rc" = 0 &&
+	test_grep "^hello from origin.test:$ORIGIN_TEST_PORT\$" out &&
+	RUN=$(cat run) &&
+	case $RUN in run-[0-9a-f]*) ;; *) false ;; esac &&
+	audit_since 1 &&
+	audit_expect 1 event=run run="$RUN" command=sh &&
+	audit_expect 1 event=decision run="$RUN" host=origin.test \
+		decision=allow reason=allowed &&
+	audit_expect 1 event=close run="$RUN" host=origin.test
+'
+
+test_expect_success 'a host the rules do not allow gets 403, attributed to the run' '
+	audit_mark &&
+	run_exec -- sh -c "curl -sS -o body -w \"%{http_code}\\n\" \
+		http://other.test:$OTHER_TEST_PORT/; printf \"%s\\n\" \"\$INTUTIC_RUN\" >run" &&
+	test "$rc" = 0 &&
+	echo 403 >expect &&
+	test_cmp expect out &&
+	test_grep "not-allowlisted" body &&
+	audit_since 1 &&
+	audit_expect 1 event=decision run="$(cat run)" host=other.test \
+		decision=deny reason=not-allowlisted
+'
+
+test_expect_success 'the command is exec()ed: same pid as intutic exec' '
+	"$INTUTIC" exec --state-dir "$PROXY_DIR/state" -- sh -c "echo \$\$" \
+		>pid 2>err &
+	launched=$! &&
+	wait "$launched" &&
+	echo "$launched" >expect &&
+	test_cmp expect pid
+'
+
+test_expect_success 'exit statuses propagate: 0, 3, 42, and 128+N for a signal' '
+	for want in 0 3 42; do
+		run_exec -- sh -c "exit $want" &&
+		test "$rc" = "$want" || return 1
+	done &&
+	run_exec -- sh -c "kill -TERM \$\$" &&
+	test "$rc" = 143
+'
+
+test_expect_success 'a command that is not there: 127; not executable: 126' '
+	run_exec -- no-such-command-6001 &&
+	test "$rc" = 127 &&
+	test_grep "no-such-command-6001" err &&
+	printf "#!/bin/sh\nexit 0\n" >not-exec &&
+	chmod 644 not-exec &&
+	run_exec -- ./not-exec &&
+	test "$rc" = 126
+'
+
+test_expect_success 'the proxy down: 125 with the message, and the command never started' '
+	port=$(free_port) &&
+	rc=0 &&
+	"$INTUTIC" exec --proxy "http://127.0.0.1:$port" -- touch started \
+		>out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_grep "the intutic proxy is not running at http://127.0.0.1:$port" err &&
+	test_grep "start it with .intutic start." err &&
+	test_path_is_missing started &&
+	rc=0 &&
+	INTUTIC_PROXY_URL="http://127.0.0.1:$port" "$INTUTIC" exec -- \
+		touch started >out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_path_is_missing started
+'
+
+test_expect_success 'no state file and nothing at the default address: 125' '
+	rc=0 &&
+	"$INTUTIC" exec --state-dir "$TRASH_DIRECTORY/no-state" -- \
+		touch started >out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_grep "not running at http://127.0.0.1:8877" err &&
+	test_path_is_missing started
+'
+
+test_expect_success 'the environment: a base set, -e names, nothing else' '
+	SECRET_6001=$SECRET_VALUE OTHER_6001=not-for-the-agent \
+		run_exec -e SECRET_6001 -- sh -c "env >env.out" &&
+	test "$rc" = 0 &&
+	test_grep "^SECRET_6001=$SECRET_VALUE\$" env.out &&
+	test_grep -v "^OTHER_6001=" env.out &&
+	test_grep "^PATH=" env.out &&
+	test_grep "^HOME=" env.out &&
+	test_grep "^NO_PROXY=localhost,127.0.0.1,::1\$" env.out &&
+	test_grep "^no_proxy=localhost,127.0.0.1,::1\$" env.out &&
+	test_grep "^NODE_USE_ENV_PROXY=1\$" env.out &&
+	test_grep "^INTUTIC_PROXY_URL=http://127.0.0.1:$PROXY_PORT\$" env.out &&
+	run=$(sed -n "s/^INTUTIC_RUN=//p" env.out) &&
+	for v in HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy; do
+		test_grep "^$v=http://$run:[0-9a-f]*@127.0.0.1:$PROXY_PORT\$" env.out ||
+			return 1
+	done
+'
+
+test_expect_success 'the key variables of the providers the operator names are passed when set' '
+	cp rules.yaml rules.saved &&
+	cat >>rules.yaml <<-EOF &&
+	providers:
+	  acme:
+	    hosts: [api.acme.test]
+	    env: [ACME_API_KEY, ACME_BASE_URL]
+	EOF
+	ACME_API_KEY=$SECRET_VALUE OPENAI_API_KEY=not-named-here \
+		run_exec -- sh -c "env >env.out" &&
+	mv rules.saved rules.yaml &&
+	test "$rc" = 0 &&
+	test_grep "^ACME_API_KEY=$SECRET_VALUE\$" env.out &&
+	test_grep -v "^ACME_BASE_URL=" env.out &&
+	test_grep -v "^OPENAI_API_KEY=" env.out
+'
+
+test_expect_success 'a -e name that is not set is skipped with a note' '
+	run_exec -e UNSET_6001 -- sh -c "env >env.out" &&
+	test "$rc" = 0 &&
+	test_grep "UNSET_6001: not set" err &&
+	test_grep -v "^UNSET_6001" env.out
+'
+
+test_expect_success 'loader and shell instructions are refused (2), unless --allow-env' '
+	for name in LD_PRELOAD LD_LIBRARY_PATH BASH_ENV ENV PROMPT_COMMAND \
+	    PYTHONSTARTUP PERL5OPT NODE_OPTIONS; do
+		run_exec -e "$name" -- touch started &&
+		test "$rc" = 2 &&
+		test_grep "$name instructs a loader, shell or interpreter" err &&
+		test_path_is_missing started || return 1
+	done &&
+	NODE_OPTIONS=--no-warnings run_exec --allow-env NODE_OPTIONS -- \
+		sh -c "env >env.out" &&
+	test "$rc" = 0 &&
+	test_grep "^NODE_OPTIONS=--no-warnings\$" env.out
+'
+
+test_expect_success 'values never on a command line: -e NAME=VALUE is refused, and says no value' '
+	run_exec -e "SECRET_6001=$SECRET_VALUE" -- touch started &&
+	test "$rc" = 2 &&
+	test_path_is_missing started &&
+	test_grep "takes a variable.s name, not a value" err &&
+	! grep -F "$SECRET_VALUE" out err
+'
+
+test_expect_success 'the variables intutic sets cannot be passed with -e' '
+	for name in HTTP_PROXY https_proxy NO_PROXY INTUTIC_RUN; do
+		run_exec -e "$name" -- touch started &&
+		test "$rc" = 2 &&
+		test_grep "intutic sets $name itself" err || return 1
+	done &&
+	test_path_is_missing started
+'
+
+test_expect_success 'no secret value in the command line of anything started, nor in a log' '
+	SECRET_6001=$SECRET_VALUE run_exec -e SECRET_6001 -- sh -c "
+		cat /proc/\$\$/cmdline >cmdline.self &&
+		curl -sS -o /dev/null http://origin.test:$ORIGIN_TEST_PORT/ &
+		sleep 0.2; cat /proc/\$!/cmdline >cmdline.curl 2>/dev/null; wait
+		env >env.out" &&
+	test "$rc" = 0 &&
+	token=$(sed -n "s/^HTTP_PROXY=http:[/][/][^:]*:\([0-9a-f]*\)@.*/\1/p" env.out) &&
+	test -n "$token" &&
+	! grep -F "$SECRET_VALUE" cmdline.self out err "$PROXY_LOG" "$AUDIT_FILE" &&
+	! grep -F "$token" cmdline.self out err "$PROXY_LOG" "$AUDIT_FILE" &&
+	! grep -aF "$SECRET_VALUE" "/proc/$PROXY_PID/cmdline"
+'
+
+test_expect_success 'proxy variables that pointed elsewhere are replaced, with a note that shows no value' '
+	HTTPS_PROXY=http://user:pw-6001@elsewhere.test:3128 run_exec -- \
+		sh -c "env >env.out" &&
+	test "$rc" = 0 &&
+	test_grep "HTTPS_PROXY pointed to another proxy" err &&
+	! grep -F "pw-6001" err out &&
+	test_grep "^HTTPS_PROXY=http://run-[0-9a-f]*:[0-9a-f]*@127.0.0.1:$PROXY_PORT\$" env.out
+'
+
+test_expect_success 'credentials of no registered run: 407, denied as proxy-auth, the token not logged' '
+	audit_mark &&
+	rc=0 &&
+	curl -sS -o body -w "%{http_code}\n" \
+		-x "http://run-nosuch:0123456789abcdef0123456789abcdef@127.0.0.1:$PROXY_PORT" \
+		"http://origin.test:$ORIGIN_TEST_PORT/" >code || rc=$? &&
+	echo 407 >expect &&
+	test_cmp expect code &&
+	audit_since 1 &&
+	audit_expect 1 event=decision decision=deny reason=proxy-auth run= &&
+	! grep -F 0123456789abcdef0123456789abcdef "$AUDIT_FILE" "$PROXY_LOG"
+'
+
+test_expect_success 'a registration the proxy cannot take: 400, and a run id registered twice: 409' '
+	printf "{\"run\":\"run-x\",\"token\":\"short\",\"command\":\"c\"}" >reg &&
+	curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
+		"$PROXY_URL/v1/runs" >code &&
+	echo 400 >expect &&
+	test_cmp expect code &&
+	test_grep "token" body &&
+	printf "{\"run\":\"run-twice\",\"token\":\"%s\",\"command\":\"c\"}" \
+		0123456789abcdef0123456789abcdef >reg &&
+	curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
+		"$PROXY_URL/v1/runs" >code &&
+	echo 201 >expect &&
+	test_cmp expect code &&
+	curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
+		"$PROXY_URL/v1/runs" >code &&
+	echo 409 >expect &&
+	test_cmp expect code
+'
+
+test_expect_success 'malformed registrations: 400 (or 411, 413) with the reason, nothing registered' '
+	tok=0123456789abcdef0123456789abcdef &&
+	for body in "not json" "[1,2]" "{\"run\":{\"a\":1}}" \
+	    "{\"run\":\"r1\",\"command\":\"c\"}" \
+	    "{\"run\":\"bad id\",\"token\":\"$tok\",\"command\":\"c\"}" \
+	    "{\"run\":\"r2\",\"token\":\"$tok\",\"command\":\"c\",\"run\":\"r3\"}" \
+	    "{\"run\":\"r4\",\"token\":\"ABCDEF0123456789ABCDEF0123456789\",\"command\":\"c\"}" \
+	    "{\"run\":\"r5\",\"token\":\"$tok\",\"command\":\"c\",\"pid\":-3}"; do
+		printf "%s" "$body" >reg &&
+		curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
+			"$PROXY_URL/v1/runs" >code &&
+		echo 400 >expect &&
+		test_cmp expect code &&
+		test_grep "^intutic: " body || return 1
+	done &&
+	head -c 5000 /dev/zero | tr "\0" x >reg &&
+	curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
+		"$PROXY_URL/v1/runs" >code &&
+	echo 413 >expect &&
+	test_cmp expect code &&
+	printf "POST /v1/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" >req &&
+	proxy_send --send-file req --timeout 5 >raw &&
+	test_grep "^HTTP/1.1 411 " raw &&
+	! grep -F "$tok" "$AUDIT_FILE" "$PROXY_LOG"
+'
+
+test_expect_success '--sandbox: no backend in this version, refused (125), nothing run' '
+	for s in --sandbox --sandbox=oci --sandbox=firecracker; do
+		run_exec "$s" -- touch started &&
+		test "$rc" = 125 &&
+		test_grep "sandbox is not available" err &&
+		test_path_is_missing started || return 1
+	done
+'
+
+test_expect_success 'enforcement level off (no settings): runs without a word about it' '
+	rm -f "$SETTINGS" &&
+	run_exec -- true &&
+	test "$rc" = 0 &&
+	test_grep -v "sandbox" err
+'
+
+test_expect_success 'enforcement level recommend: runs, with one warning suggesting --sandbox' '
+	printf "sandbox:\n  enforcement: recommend\n" >"$SETTINGS" &&
+	run_exec -- touch started &&
+	test "$rc" = 0 &&
+	test_path_is_file started &&
+	test "$(grep -c "recommends a sandbox.*--sandbox" err)" = 1 &&
+	rm -f started
+'
+
+test_expect_success 'enforcement level require: refused (125) with the command to re-run, nothing run' '
+	printf "sandbox:\n  enforcement: require\n" >"$SETTINGS" &&
+	run_exec -- touch started &&
+	test "$rc" = 125 &&
+	test_grep "requires a sandbox" err &&
+	test_grep "intutic exec --sandbox -- touch" err &&
+	test_path_is_missing started &&
+	rm -f "$SETTINGS"
+'
+
+test_expect_success 'profile dev: the host firewall is not active here: a warning, and it runs' '
+	run_exec --profile dev -- touch started &&
+	test "$rc" = 0 &&
+	test_grep -F "warning: the host firewall (intutic enforce) is not active" err &&
+	test_path_is_file started &&
+	rm -f started
+'
+
+test_expect_success 'profile prod (option or INTUTIC_PROFILE): refused (125) without the host firewall' '
+	run_exec --profile prod -- touch started &&
+	test "$rc" = 125 &&
+	test_grep "profile prod" err &&
+	test_grep "intutic enforce on" err &&
+	test_path_is_missing started &&
+	INTUTIC_PROFILE=prod run_exec -- touch started &&
+	test "$rc" = 125 &&
+	test_path_is_missing started &&
+	run_exec --profile staging -- touch started &&
+	test "$rc" = 2
+'
+
+test_expect_success 'usage errors: no command, an unknown option: 2' '
+	run_exec &&
+	test "$rc" = 2 &&
+	test_grep "no COMMAND to run" err &&
+	run_exec --frobnicate -- true &&
+	test "$rc" = 2 &&
+	test_grep "unknown option" err
+'
+
+test_done
