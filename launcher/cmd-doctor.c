@@ -32,12 +32,12 @@
 #include "locate.h"
 #include "rules.h"
 #include "settings.h"
+#include "spawn.h"
 #include "state.h"
 
 extern char **environ;
 
 #define DOCTOR_RUNTIME_MS	5000	/* `podman info`, `docker info` */
-#define DOCTOR_POLL_MS		50	/* between looks at such a child */
 #define DOCTOR_STATUS_LINES_MAX	128	/* lines of /proc/self/status read */
 #define DOCTOR_CAP_NET_ADMIN	12	/* its bit in CapEff */
 #define DOCTOR_TEXT_MAX		1024	/* bytes of what the result lists */
@@ -131,43 +131,6 @@ doctor_fmt(char *buf, size_t len, const char *fmt, ...)
 
 /* ------------------------------------------------------------- programs */
 
-/* name in $PATH (empty entries skipped): 0 with its path, else -1. */
-static int
-doctor_which(const char *name, char *path, size_t len)
-{
-	const char *p = getenv("PATH"), *end;
-	struct stat sb;
-	size_t dlen;
-	int n;
-
-	if (p == NULL || *p == '\0')
-		p = "/usr/local/bin:/usr/bin:/bin";
-	for (;; p = end + 1) {
-		if ((end = strchr(p, ':')) == NULL)
-			end = p + strlen(p);
-		dlen = (size_t)(end - p);
-		if (dlen > 0 && dlen < INT_MAX) {
-			n = snprintf(path, len, "%.*s/%s", (int)dlen, p, name);
-			if (n > 0 && (size_t)n < len && stat(path, &sb) == 0 &&
-			    S_ISREG(sb.st_mode) && access(path, X_OK) == 0)
-				return 0;
-		}
-		if (*end == '\0')
-			break;
-	}
-	path[0] = '\0';
-	return -1;
-}
-
-static long long
-doctor_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Runs `PATH info` (argv[0] name) with no shell, its input and output
  * /dev/null, for at most DOCTOR_RUNTIME_MS (then SIGKILL to it).  0 when
@@ -176,61 +139,23 @@ doctor_ms(void)
 static int
 doctor_info(const char *path, const char *name, char *why, size_t whylen)
 {
-	posix_spawn_file_actions_t fa;
-	char *argv[3];
-	long long deadline;
-	struct timespec nap = { 0, DOCTOR_POLL_MS * 1000000L };
-	pid_t pid, w;
-	int rc, st;
+	char *argv[3], err[192];
+	int st;
 
-	argv[0] = (char *)name;
+	argv[0] = (char *)path;
 	argv[1] = (char *)"info";
 	argv[2] = NULL;
-	if ((rc = posix_spawn_file_actions_init(&fa)) != 0) {
-		snprintf(why, whylen, "cannot run '%s info': %s", name,
-		    strerror(rc));
+	if (spawn_run(argv, NULL, 0, DOCTOR_RUNTIME_MS, NULL, 0, &st, err,
+	    sizeof(err)) != 0) {
+		snprintf(why, whylen, "'%s info' %s", name, err);
 		return -1;
 	}
-	if ((rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
-	    O_RDONLY, 0)) != 0 ||
-	    (rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null",
-	    O_WRONLY, 0)) != 0 ||
-	    (rc = posix_spawn_file_actions_adddup2(&fa, 1, 2)) != 0 ||
-	    (rc = posix_spawn(&pid, path, &fa, NULL, argv, environ)) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		snprintf(why, whylen, "cannot run '%s info': %s", name,
-		    strerror(rc));
-		return -1;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	deadline = doctor_ms() + DOCTOR_RUNTIME_MS;
-	for (;;) {
-		w = waitpid(pid, &st, WNOHANG);
-		if (w == pid)
-			break;
-		if (w == -1 && errno != EINTR) {
-			snprintf(why, whylen, "'%s info': %s", name,
-			    strerror(errno));
-			return -1;
-		}
-		if (doctor_ms() >= deadline) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
-				;
-			snprintf(why, whylen, "'%s info' did not finish within "
-			    "%d s", name, DOCTOR_RUNTIME_MS / 1000);
-			return -1;
-		}
-		nanosleep(&nap, NULL);
-	}
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+	if (st == 0)
 		return 0;
-	if (WIFEXITED(st))
-		snprintf(why, whylen, "'%s info' exits %d", name,
-		    WEXITSTATUS(st));
+	if (st > 0)
+		snprintf(why, whylen, "'%s info' exits %d", name, st);
 	else
-		snprintf(why, whylen, "'%s info' was killed by signal %d",
-		    name, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		snprintf(why, whylen, "'%s info' was killed by a signal", name);
 	return -1;
 }
 
@@ -240,7 +165,7 @@ doctor_runtime(const char *name, const char *install, const char *start)
 {
 	char path[PATH_MAX], why[256];
 
-	if (doctor_which(name, path, sizeof(path)) != 0) {
+	if (spawn_which(name, path, sizeof(path)) != 0) {
 		doctor_line(name, DOCTOR_MISSING, install, "not found in PATH");
 		return 0;
 	}
@@ -384,7 +309,7 @@ doctor_firecracker(void)
 {
 	char path[PATH_MAX];
 
-	if (doctor_which("firecracker", path, sizeof(path)) != 0) {
+	if (spawn_which("firecracker", path, sizeof(path)) != 0) {
 		doctor_line("firecracker", DOCTOR_MISSING, "install the "
 		    "firecracker binary in PATH", "not found in PATH");
 		return 0;

@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "exec.h"
 #include "fetch.h"
 #include "hostfw.h"
 #include "intutic.h"
@@ -29,9 +30,6 @@
 #include "rules.h"
 #include "settings.h"
 
-#define EXEC_ENV_MAX		256	/* -e and --allow-env names */
-#define EXEC_RUN_BYTES		8	/* random bytes of a run id */
-#define EXEC_TOKEN_BYTES	16	/* random bytes of a token */
 #define EXEC_NOT_FOUND		127
 #define EXEC_NOT_EXECUTABLE	126
 #define EXEC_NO_PROXY		"localhost,127.0.0.1,::1"
@@ -44,7 +42,11 @@ const struct cmd_entry cmd_exec_entry = {
 	.help =
 	    "usage: intutic exec [--sandbox[=oci|firecracker]] [-e|--env NAME]...\n"
 	    "                    [--allow-env NAME]... [--profile dev|prod]\n"
-	    "                    [--proxy URL] [--state-dir DIR] -- COMMAND [ARG...]\n"
+	    "                    [--proxy URL] [--state-dir DIR]\n"
+	    "                    [--sandbox-runtime docker|podman] [--sandbox-image IMAGE]\n"
+	    "                    [--sandbox-allow CIDR]... [--sandbox-mount DIR[:ro]]...\n"
+	    "                    [--sandbox-memory SIZE] [--sandbox-cpus N]\n"
+	    "                    [--sandbox-pids N] -- COMMAND [ARG...]\n"
 	    "\n"
 	    "Runs COMMAND with the intutic proxy as its way out.  Refuses\n"
 	    "to run it (exit 125) when the proxy does not answer.  Checks the\n"
@@ -56,8 +58,18 @@ const struct cmd_entry cmd_exec_entry = {
 	    "and INTUTIC_PROXY_URL set, and nothing else of this environment\n"
 	    "but a base set, the provider keys the rules name, and -e NAMEs.\n"
 	    "\n"
-	    "--sandbox[=oci|firecracker]  Run in a container or microVM (not\n"
-	    "                    available in this version: refused, exit 125).\n"
+	    "--sandbox[=oci|firecracker]  Run in a container (oci, the default)\n"
+	    "                    or a microVM (not available in this version:\n"
+	    "                    refused, exit 125) whose only way out is the proxy.\n"
+	    "--sandbox-runtime docker|podman  Default: the first one installed and\n"
+	    "                    answering.\n"
+	    "--sandbox-image IMAGE  Default intutic/sandbox:VERSION, built from the\n"
+	    "                    shipped Dockerfile on first use.\n"
+	    "--sandbox-allow CIDR  Also let the container reach CIDR directly.\n"
+	    "--sandbox-mount DIR[:ro]  Mount DIR (read-only with :ro) at the same\n"
+	    "                    path; the first one is the working directory.\n"
+	    "--sandbox-memory SIZE, --sandbox-cpus N, --sandbox-pids N  Limits\n"
+	    "                    (default 4g, 2, 512).\n"
 	    "-e, --env NAME      Pass the variable NAME (by name; never a value).\n"
 	    "--allow-env NAME    Pass NAME although it instructs a loader, shell\n"
 	    "                    or interpreter (LD_*, BASH_ENV, NODE_OPTIONS...).\n"
@@ -74,46 +86,11 @@ const struct cmd_entry cmd_exec_entry = {
 	.exec = cmd_exec_exec,
 };
 
-enum exec_profile { PROFILE_DEV, PROFILE_PROD };
-
-struct exec_opts {
-	const char		*sandbox;	/* NULL: host */
-	enum exec_profile	 profile;
-	const char		*proxy;
-	const char		*state_dir;
-	const char		*env[EXEC_ENV_MAX];	/* -e NAME */
-	size_t			 nenv;
-	const char		*allow[EXEC_ENV_MAX];	/* --allow-env NAME */
-	size_t			 nallow;
-	char			**argv;		/* COMMAND [ARG...] */
-};
-
-/* What a backend needs to run the command. */
-struct exec_run {
-	const struct exec_opts	*o;
-	const struct proxy_loc	*loc;
-	const struct rules	*rules;		/* the operator's */
-	char			 id[2 * EXEC_RUN_BYTES + 8];
-	char			 token[2 * EXEC_TOKEN_BYTES + 1];
-	char			 project[PATH_MAX];	/* "" for none */
-};
-
-/*
- * A way to run the command.  available() says whether it can be used here
- * (-1 and why when not); run() only returns on failure, with an exit
- * status.
- */
-struct exec_backend {
-	const char	*name;
-	int		(*available)(char *why, size_t whylen);
-	int		(*run)(const struct exec_run *);
-};
-
 static int	host_run(const struct exec_run *);
 
 static const struct exec_backend exec_backends[] = {
 	{ "host", NULL, host_run },
-	{ "oci", NULL, NULL },
+	{ "oci", NULL, oci_run },
 	{ "firecracker", NULL, NULL },
 };
 
@@ -188,7 +165,8 @@ env_check_name(const char *opt, const char *name, int allowed)
 	if (!env_name_valid(name))
 		return cmd_usage_error(&cmd_exec_entry, "exec: %s: '%s' is not "
 		    "a variable name", opt, name);
-	if (in_list(name, env_ours, NELEM(env_ours)))
+	if (in_list(name, env_ours, NELEM(env_ours)) ||
+	    strncmp(name, "INTUTIC_", 8) == 0)
 		return cmd_usage_error(&cmd_exec_entry, "exec: %s %s: intutic "
 		    "sets %s itself", opt, name, name);
 	if (env_is_refused(name) && !allowed)
@@ -198,13 +176,8 @@ env_check_name(const char *opt, const char *name, int allowed)
 	return 0;
 }
 
-struct envv {
-	char	**v;
-	size_t	  n, cap;
-};
-
 /* Adds NAME=VALUE (copied); -1 when memory runs out. */
-static int
+int
 envv_set(struct envv *e, const char *name, const char *value)
 {
 	size_t i, nlen = strlen(name), len = nlen + 1 + strlen(value) + 1;
@@ -238,7 +211,7 @@ envv_pass(struct envv *e, const char *name)
 	return v != NULL ? envv_set(e, name, v) : 0;
 }
 
-static void
+void
 envv_free(struct envv *e)
 {
 	size_t i;
@@ -250,18 +223,15 @@ envv_free(struct envv *e)
 	free(e->v);
 }
 
-/*
- * The command's environment: what intutic sets, the base set, LC_*, the
- * provider keys the rules name, -e and --allow-env names.  0, or -1 when
- * memory runs out.
- */
-static int
-exec_env(const struct exec_run *run, struct envv *e)
+/* See exec.h. */
+int
+exec_env(const struct exec_run *run, struct envv *e, const char *host,
+    unsigned int port, int host_base)
 {
 	extern char **environ;
 	const struct exec_opts *o = run->o;
 	char url[LOCATE_URL_MAX + sizeof(run->id) + sizeof(run->token) + 8];
-	char cwd[PATH_MAX], name[256];
+	char cwd[PATH_MAX], name[256], plain[LOCATE_URL_MAX];
 	size_t i, j;
 	int r = -1;
 
@@ -277,7 +247,8 @@ exec_env(const struct exec_run *run, struct envv *e)
 			    env_ours[i]);
 	}
 	snprintf(url, sizeof(url), "http://%s:%s@%s:%u", run->id, run->token,
-	    run->loc->host, run->loc->port);
+	    host, port);
+	snprintf(plain, sizeof(plain), "http://%s:%u", host, port);
 	for (i = 0; i < 6; i++)
 		if (envv_set(e, env_ours[i], url) != 0)
 			goto out;
@@ -285,14 +256,15 @@ exec_env(const struct exec_run *run, struct envv *e)
 	    envv_set(e, "no_proxy", EXEC_NO_PROXY) != 0 ||
 	    envv_set(e, "NODE_USE_ENV_PROXY", "1") != 0 ||
 	    envv_set(e, "INTUTIC_RUN", run->id) != 0 ||
-	    envv_set(e, "INTUTIC_PROXY_URL", run->loc->url) != 0)
+	    envv_set(e, "INTUTIC_PROXY_URL", plain) != 0)
 		goto out;
-	for (i = 0; i < NELEM(env_base); i++)
+	for (i = 0; host_base && i < NELEM(env_base); i++)
 		if (envv_pass(e, env_base[i]) != 0)
 			goto out;
-	if (getcwd(cwd, sizeof(cwd)) != NULL && envv_set(e, "PWD", cwd) != 0)
+	if (host_base && getcwd(cwd, sizeof(cwd)) != NULL &&
+	    envv_set(e, "PWD", cwd) != 0)
 		goto out;
-	for (i = 0; environ[i] != NULL; i++) {
+	for (i = 0; host_base && environ[i] != NULL; i++) {
 		const char *eq = strchr(environ[i], '=');
 
 		if (strncmp(environ[i], "LC_", 3) != 0 || eq == NULL ||
@@ -339,7 +311,7 @@ host_run(const struct exec_run *run)
 	const char *cmd = run->o->argv[0];
 	int saved;
 
-	if (exec_env(run, &e) != 0) {
+	if (exec_env(run, &e, run->loc->host, run->loc->port, 1) != 0) {
 		envv_free(&e);
 		fprintf(stderr, "intutic exec: out of memory\n");
 		return EXIT_CANNOT_RUN;
@@ -440,6 +412,103 @@ exec_register(const struct exec_run *run, char *err, size_t errlen)
 	return r;
 }
 
+/* A --sandbox-* option at argv[*i]: 1 taken, 0 not one, -1 usage error. */
+static int
+exec_parse_sandbox(int argc, char **argv, int *i, struct exec_opts *o)
+{
+	static const char *const lists[] = { "sandbox-allow", "sandbox-mount" };
+	const char *v;
+	size_t j;
+	int k;
+
+	if ((k = cmd_option(&cmd_exec_entry, argc, argv, i, "sandbox-runtime",
+	    "RUNTIME", &v)) != 0) {
+		if (k > 0 && strcmp(v, "docker") != 0 &&
+		    strcmp(v, "podman") != 0) {
+			cmd_usage_error(&cmd_exec_entry, "exec: "
+			    "--sandbox-runtime: '%s' is not docker or podman", v);
+			return -1;
+		}
+		o->runtime = v;
+		return k;
+	}
+	if ((k = cmd_option(&cmd_exec_entry, argc, argv, i, "sandbox-image",
+	    "IMAGE", &o->image)) != 0)
+		return k;
+	if ((k = cmd_option(&cmd_exec_entry, argc, argv, i, "sandbox-memory",
+	    "SIZE", &o->memory)) != 0)
+		return k;
+	if ((k = cmd_option(&cmd_exec_entry, argc, argv, i, "sandbox-cpus",
+	    "N", &o->cpus)) != 0)
+		return k;
+	if ((k = cmd_option(&cmd_exec_entry, argc, argv, i, "sandbox-pids",
+	    "N", &o->pids)) != 0)
+		return k;
+	for (j = 0; j < 2; j++) {
+		const char **list = j == 0 ? o->allow_cidr : o->mount;
+		size_t *n = j == 0 ? &o->nallow_cidr : &o->nmount;
+
+		if ((k = cmd_option(&cmd_exec_entry, argc, argv, i, lists[j],
+		    j == 0 ? "CIDR" : "DIR", &v)) == 0)
+			continue;
+		if (k < 0)
+			return -1;
+		if (*n >= EXEC_LIST_MAX) {
+			cmd_usage_error(&cmd_exec_entry, "exec: more than %d "
+			    "--%s", EXEC_LIST_MAX, lists[j]);
+			return -1;
+		}
+		list[(*n)++] = v;
+		return 1;
+	}
+	return 0;
+}
+
+/* The values of the --sandbox-* options, checked; 0 or a usage error. */
+static int
+exec_check_sandbox(const struct exec_opts *o)
+{
+	struct rules_addr a;
+	char buf[64], *slash, *end;
+	const char *sizes = "0123456789", *s;
+	size_t i;
+	long v;
+
+	if (o->sandbox == NULL && (o->runtime != NULL || o->image != NULL ||
+	    o->memory != NULL || o->cpus != NULL || o->pids != NULL ||
+	    o->nallow_cidr > 0 || o->nmount > 0))
+		return cmd_usage_error(&cmd_exec_entry, "exec: the --sandbox-* "
+		    "options need --sandbox");
+	for (i = 0; i < o->nallow_cidr; i++) {
+		snprintf(buf, sizeof(buf), "%s", o->allow_cidr[i]);
+		if ((slash = strchr(buf, '/')) != NULL)
+			*slash = '\0';
+		v = slash != NULL ? strtol(slash + 1, &end, 10) : 0;
+		if (strlen(o->allow_cidr[i]) >= sizeof(buf) ||
+		    rules_addr_parse(buf, &a) != 0 || (slash != NULL &&
+		    (*end != '\0' || end == slash + 1 || v < 0 ||
+		    v > (strchr(buf, ':') != NULL ? 128 : 32))))
+			return cmd_usage_error(&cmd_exec_entry, "exec: "
+			    "--sandbox-allow: '%s' is not an address or CIDR",
+			    o->allow_cidr[i]);
+	}
+	if (o->pids != NULL && (strspn(o->pids, sizes) != strlen(o->pids) ||
+	    o->pids[0] == '\0' || o->pids[0] == '0'))
+		return cmd_usage_error(&cmd_exec_entry, "exec: --sandbox-pids: "
+		    "'%s' is not a positive number", o->pids);
+	if ((s = o->cpus) != NULL && (s[0] == '\0' ||
+	    strspn(s, "0123456789.") != strlen(s) || strtod(s, NULL) <= 0))
+		return cmd_usage_error(&cmd_exec_entry, "exec: --sandbox-cpus: "
+		    "'%s' is not a positive number", s);
+	if ((s = o->memory) != NULL && (s[0] < '1' || s[0] > '9' ||
+	    !(s[strspn(s, sizes)] == '\0' ||
+	    (strchr("bkmgBKMG", s[strspn(s, sizes)]) != NULL &&
+	    s[strspn(s, sizes) + 1] == '\0'))))
+		return cmd_usage_error(&cmd_exec_entry, "exec: --sandbox-memory: "
+		    "'%s' is not a size such as 512m or 4g", s);
+	return 0;
+}
+
 static int
 exec_parse(int argc, char **argv, struct exec_opts *o)
 {
@@ -500,6 +569,10 @@ exec_parse(int argc, char **argv, struct exec_opts *o)
 			o->allow[o->nallow++] = v;
 			continue;
 		}
+		if ((k = exec_parse_sandbox(argc, argv, &i, o)) < 0)
+			return EXIT_USAGE;
+		if (k == 1)
+			continue;
 		if ((k = cmd_option(&cmd_exec_entry, argc, argv, &i, "profile",
 		    "PROFILE", &v)) < 0)
 			return EXIT_USAGE;
@@ -531,6 +604,8 @@ exec_parse(int argc, char **argv, struct exec_opts *o)
 	else
 		return cmd_usage_error(&cmd_exec_entry, "exec: the profile "
 		    "'%s' is not dev or prod", prof);
+	if (exec_check_sandbox(o) != 0)
+		return EXIT_USAGE;
 	for (k = 0; (size_t)k < o->nallow; k++)
 		if (env_check_name("--allow-env", o->allow[k], 1) != 0)
 			return EXIT_USAGE;

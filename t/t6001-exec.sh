@@ -276,13 +276,35 @@ test_expect_success 'malformed registrations: 400 (or 411, 413) with the reason,
 	! grep -F "$tok" "$AUDIT_FILE" "$PROXY_LOG"
 '
 
-test_expect_success '--sandbox: no backend in this version, refused (125), nothing run' '
-	for s in --sandbox --sandbox=oci --sandbox=firecracker; do
-		run_exec "$s" -- touch started &&
-		test "$rc" = 125 &&
-		test_grep "sandbox is not available" err &&
-		test_path_is_missing started || return 1
-	done
+test_expect_success '--sandbox=firecracker: no backend in this version, refused (125), nothing run' '
+	run_exec --sandbox=firecracker -- touch started &&
+	test "$rc" = 125 &&
+	test_grep "firecracker sandbox is not available" err &&
+	test_path_is_missing started
+'
+
+test_expect_success '--sandbox with a runtime that is not there or not running: 125, nothing run' '
+	mkdir -p fakebin &&
+	printf "#!/bin/sh\nexit 1\n" >fakebin/docker &&
+	chmod +x fakebin/docker &&
+	PATH=$PWD/fakebin:$PATH run_exec --sandbox --sandbox-runtime docker -- \
+		touch started &&
+	test "$rc" = 125 &&
+	test_grep "docker isn.t running" err &&
+	test_path_is_missing started
+'
+
+test_expect_success '--sandbox-* options: checked, and only with --sandbox (2)' '
+	run_exec --sandbox-pids 10 -- touch started &&
+	test "$rc" = 2 &&
+	test_grep "need --sandbox" err &&
+	for bad in "--sandbox-pids 0" "--sandbox-pids x" "--sandbox-memory 4q" \
+	    "--sandbox-cpus -1" "--sandbox-allow 10.0.0.0/33" \
+	    "--sandbox-allow example.test" "--sandbox-runtime lxc"; do
+		run_exec --sandbox $bad -- touch started &&
+		test "$rc" = 2 || return 1
+	done &&
+	test_path_is_missing started
 '
 
 test_expect_success 'enforcement level off (no settings): runs without a word about it' '

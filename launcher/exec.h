@@ -1,0 +1,88 @@
+/*
+ * exec.h — what intutic exec hands a backend: the options, the run (its id,
+ * token and the proxy), and the command's environment.  The backends: the
+ * host (cmd-exec.c) and OCI containers (sandbox-oci.c).
+ */
+#ifndef INTUTIC_EXEC_H
+#define INTUTIC_EXEC_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "locate.h"
+
+#define EXEC_ENV_MAX		256	/* -e and --allow-env names */
+#define EXEC_RUN_BYTES		8	/* random bytes of a run id */
+#define EXEC_TOKEN_BYTES	16	/* random bytes of a token */
+#define EXEC_LIST_MAX		64	/* --sandbox-allow, --sandbox-mount */
+
+struct rules;
+
+enum exec_profile { PROFILE_DEV, PROFILE_PROD };
+
+struct exec_opts {
+	const char		*sandbox;	/* NULL: host */
+	enum exec_profile	 profile;
+	const char		*proxy;
+	const char		*state_dir;
+	const char		*env[EXEC_ENV_MAX];	/* -e NAME */
+	size_t			 nenv;
+	const char		*allow[EXEC_ENV_MAX];	/* --allow-env NAME */
+	size_t			 nallow;
+	char			**argv;		/* COMMAND [ARG...] */
+
+	/* --sandbox=oci */
+	const char		*runtime;	/* docker | podman; NULL: detect */
+	const char		*image;		/* NULL: intutic/sandbox:VERSION */
+	const char		*memory;	/* --memory */
+	const char		*cpus;		/* --cpus */
+	const char		*pids;		/* --pids-limit */
+	const char		*allow_cidr[EXEC_LIST_MAX];
+	size_t			 nallow_cidr;
+	const char		*mount[EXEC_LIST_MAX];	/* DIR[:ro] */
+	size_t			 nmount;
+};
+
+/* What a backend needs to run the command. */
+struct exec_run {
+	const struct exec_opts	*o;
+	const struct proxy_loc	*loc;
+	const struct rules	*rules;		/* the operator's */
+	char			 id[2 * EXEC_RUN_BYTES + 8];
+	char			 token[2 * EXEC_TOKEN_BYTES + 1];
+	char			 project[PATH_MAX];	/* "" for none */
+};
+
+/*
+ * A way to run the command.  available() says whether it can be used here
+ * (-1 and why when not); run() only returns on failure, with an exit
+ * status.
+ */
+struct exec_backend {
+	const char	*name;
+	int		(*available)(char *why, size_t whylen);
+	int		(*run)(const struct exec_run *);
+};
+
+/* An environment being built: NAME=VALUE strings, NULL-terminated. */
+struct envv {
+	char	**v;
+	size_t	  n, cap;
+};
+
+int	 envv_set(struct envv *e, const char *name, const char *value);
+void	 envv_free(struct envv *e);
+
+/*
+ * The command's environment: the proxy variables (the proxy as HOST:PORT,
+ * with the run's credentials), the provider keys, -e and --allow-env
+ * names; with `host_base`, also the base set of a host run (PATH, HOME,
+ * ...).  0, or -1 when memory runs out.
+ */
+int	 exec_env(const struct exec_run *run, struct envv *e,
+	    const char *host, unsigned int port, int host_base);
+
+/* sandbox-oci.c: runs the command in a container; its exit status. */
+int	 oci_run(const struct exec_run *run);
+
+#endif /* INTUTIC_EXEC_H */

@@ -1,0 +1,505 @@
+/*
+ * sandbox-oci.c — intutic exec --sandbox=oci: the command in a container
+ * (docker or podman) whose only way out is the proxy.
+ *
+ * The envelope: every capability dropped but the five the image's
+ * entrypoint needs to install its nftables table, hand the home over to
+ * the sandbox user and then drop them all (NET_ADMIN, SETUID, SETGID,
+ * SETPCAP, CHOWN), no new privileges, a read-only
+ * root with tmpfs /tmp, /run and the sandbox home, limits on pids, memory
+ * and CPUs, an init, no DNS, nothing of the host mounted unless
+ * --sandbox-mount says so, and the environment by name only: `-e NAME` on
+ * the runtime's command line, the value in its environment.  The proxy is
+ * reached on the bridge's gateway address, as host.docker.internal.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "intutic.h"
+#include "spawn.h"
+
+#define OCI_INFO_MS		10000	/* `RUNTIME info` */
+#define OCI_QUERY_MS		30000	/* inspect, image exists */
+#define OCI_ARGV_MAX		(64 + 2 * EXEC_ENV_MAX + 2 * EXEC_LIST_MAX)
+#define OCI_IMAGE_NAME		"intutic/sandbox"
+#define OCI_DEFAULT_MEMORY	"4g"
+#define OCI_DEFAULT_CPUS	"2"
+#define OCI_DEFAULT_PIDS	"512"
+#define OCI_HOST_NAME		"host.docker.internal"
+#define OCI_SANDBOX_HOME	"/sandbox/home"
+#define OCI_ENTRYPOINT		"/usr/local/bin/intutic-entrypoint"
+
+extern char **environ;
+
+struct oci {
+	char	 rt[PATH_MAX];		/* the runtime's path */
+	char	 name[16];		/* docker | podman */
+	char	 gateway[64];		/* the bridge's address */
+	char	 image[256];
+};
+
+/* Runs RUNTIME ARGS... quietly; its exit status, or -1. */
+static int
+oci_query(const struct oci *c, char *out, size_t outlen, int timeout_ms,
+    const char *a1, const char *a2, const char *a3, const char *a4,
+    const char *a5)
+{
+	char *argv[8], why[256];
+	int st;
+
+	argv[0] = (char *)c->rt;
+	argv[1] = (char *)a1;
+	argv[2] = (char *)a2;
+	argv[3] = (char *)a3;
+	argv[4] = (char *)a4;
+	argv[5] = (char *)a5;
+	argv[6] = NULL;
+	if (spawn_run(argv, NULL, 0, timeout_ms, out, outlen, &st, why,
+	    sizeof(why)) != 0)
+		return -1;
+	return st;
+}
+
+/* docker or podman, installed and answering; 0, or -1 (said why). */
+static int
+oci_runtime(const struct exec_opts *o, struct oci *c)
+{
+	static const char *const order[] = { "docker", "podman" };
+	size_t i;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (o->runtime != NULL && strcmp(o->runtime, order[i]) != 0)
+			continue;
+		if (spawn_which(order[i], c->rt, sizeof(c->rt)) != 0)
+			continue;
+		snprintf(c->name, sizeof(c->name), "%s", order[i]);
+		if (oci_query(c, NULL, 0, OCI_INFO_MS, "info", NULL, NULL, NULL,
+		    NULL) == 0)
+			return 0;
+	}
+	if (o->runtime != NULL)
+		fprintf(stderr, "intutic exec: %s isn't running (or is not "
+		    "installed): start it, then re-run; nothing was run\n",
+		    o->runtime);
+	else
+		fprintf(stderr, "intutic exec: Docker isn't running: start it "
+		    "(or install podman), then re-run; nothing was run\n");
+	return -1;
+}
+
+/* The address containers reach the host on: the default bridge's gateway. */
+static int
+oci_gateway(struct oci *c)
+{
+	char out[256], *nl;
+	int st;
+
+	if (strcmp(c->name, "podman") == 0)
+		st = oci_query(c, out, sizeof(out), OCI_QUERY_MS, "network",
+		    "inspect", "podman", "--format",
+		    "{{range .Subnets}}{{.Gateway}} {{end}}");
+	else
+		st = oci_query(c, out, sizeof(out), OCI_QUERY_MS, "network",
+		    "inspect", "bridge", "--format",
+		    "{{range .IPAM.Config}}{{.Gateway}} {{end}}");
+	if (st != 0) {
+		fprintf(stderr, "intutic exec: cannot tell the address of %s's "
+		    "bridge network (%s network inspect failed); nothing was "
+		    "run\n", c->name, c->name);
+		return -1;
+	}
+	if ((nl = strpbrk(out, " \n")) != NULL)
+		*nl = '\0';
+	if (out[0] == '\0' || strlen(out) >= sizeof(c->gateway) ||
+	    strchr(out, ':') != NULL) {
+		fprintf(stderr, "intutic exec: %s's bridge network has no IPv4 "
+		    "gateway; nothing was run\n", c->name);
+		return -1;
+	}
+	snprintf(c->gateway, sizeof(c->gateway), "%s", out);
+	return 0;
+}
+
+/*
+ * The proxy must listen where containers reach it: on the gateway address
+ * (or every address).  Never rebound behind the operator's back: the fix
+ * is said, the run refused.
+ */
+static int
+oci_proxy_reachable(const struct exec_run *run, const struct oci *c)
+{
+	const struct proxy_loc *loc = run->loc;
+	size_t i;
+
+	if (loc->have_state) {
+		for (i = 0; i < loc->st.nbind; i++)
+			if (strcmp(loc->st.bind[i], c->gateway) == 0 ||
+			    strcmp(loc->st.bind[i], "0.0.0.0") == 0)
+				return 0;
+	} else if (strcmp(loc->host, c->gateway) == 0)
+		return 0;
+	fprintf(stderr, "intutic exec: the proxy listens on %s only, and a "
+	    "container reaches it on %s's bridge address %s: restart it with "
+	    "INTUTIC_PROXY_BIND=127.0.0.1,%s (e.g. `INTUTIC_PROXY_BIND="
+	    "127.0.0.1,%s intutic start`); nothing was run\n",
+	    loc->have_state ? loc->st.bind[0] : loc->host, c->name, c->gateway,
+	    c->gateway, c->gateway);
+	return -1;
+}
+
+/* Where the Dockerfiles are: INTUTIC_SANDBOX_DIR, installed, or the tree. */
+static int
+oci_sandbox_dir(char *dir, size_t len)
+{
+	const char *env = getenv("INTUTIC_SANDBOX_DIR");
+	const char *cand[3];
+	char p[PATH_MAX];
+	size_t i;
+
+	cand[0] = env != NULL && *env != '\0' ? env : NULL;
+	cand[1] = INTUTIC_DATADIR "/sandbox";
+	cand[2] = INTUTIC_SRCDIR "/sandbox";
+	for (i = 0; i < 3; i++) {
+		if (cand[i] == NULL)
+			continue;
+		snprintf(p, sizeof(p), "%s/Dockerfile", cand[i]);
+		if (access(p, R_OK) == 0) {
+			snprintf(dir, len, "%s", cand[i]);
+			return 0;
+		}
+		if (i == 0)
+			break;	/* asked for: no other */
+	}
+	fprintf(stderr, "intutic exec: no sandbox/Dockerfile (looked in %s%s"
+	    "%s and %s); nothing was run\n", cand[0] != NULL ? cand[0] : "",
+	    cand[0] != NULL ? ", " : "", cand[1], cand[2]);
+	return -1;
+}
+
+/* Builds IMAGE from DOCKERFILE in DIR, output on stderr; 0 or -1. */
+static int
+oci_build(const struct oci *c, const char *image, const char *file,
+    const char *base)
+{
+	char dir[PATH_MAX], df[PATH_MAX + 32], barg[512], varg[64], why[256];
+	char *argv[16];
+	int n = 0, st;
+
+	if (oci_sandbox_dir(dir, sizeof(dir)) != 0)
+		return -1;
+	snprintf(df, sizeof(df), "%s/%s", dir, file);
+	snprintf(varg, sizeof(varg), "VERSION=%s", PACKAGE_VERSION);
+	fprintf(stderr, "intutic exec: building the sandbox image %s from %s "
+	    "(once; it is reused afterwards)\n", image, df);
+	argv[n++] = (char *)c->rt;
+	argv[n++] = (char *)"build";
+	argv[n++] = (char *)"-t";
+	argv[n++] = (char *)image;
+	argv[n++] = (char *)"-f";
+	argv[n++] = df;
+	argv[n++] = (char *)"--build-arg";
+	argv[n++] = varg;
+	if (base != NULL) {
+		snprintf(barg, sizeof(barg), "BASE=%s", base);
+		argv[n++] = (char *)"--build-arg";
+		argv[n++] = barg;
+	}
+	argv[n++] = dir;
+	argv[n] = NULL;
+	if ((st = spawn_foreground(argv, NULL, 1, why, sizeof(why))) != 0) {
+		if (st < 0)
+			fprintf(stderr, "intutic exec: %s\n", why);
+		fprintf(stderr, "intutic exec: building %s failed; nothing was "
+		    "run\n", image);
+		return -1;
+	}
+	return 0;
+}
+
+/* Pulls IMAGE, output on stderr; 0 or -1. */
+static int
+oci_pull(const struct oci *c, const char *image)
+{
+	char *argv[4], why[256];
+	int st;
+
+	argv[0] = (char *)c->rt;
+	argv[1] = (char *)"pull";
+	argv[2] = (char *)image;
+	argv[3] = NULL;
+	if ((st = spawn_foreground(argv, NULL, 1, why, sizeof(why))) != 0) {
+		if (st < 0)
+			fprintf(stderr, "intutic exec: %s\n", why);
+		fprintf(stderr, "intutic exec: cannot pull %s; nothing was "
+		    "run\n", image);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+oci_image_exists(const struct oci *c, const char *image)
+{
+	return oci_query(c, NULL, 0, OCI_QUERY_MS, "image", "inspect", image,
+	    NULL, NULL) == 0;
+}
+
+/*
+ * The image: --sandbox-image as given (the runtime pulls it as usual), or
+ * the default one, intutic/sandbox:VERSION (INTUTIC_SANDBOX_IMAGE names
+ * another), and its -node variant, built on first use from the shipped
+ * Dockerfiles (on INTUTIC_SANDBOX_BASE when set).
+ */
+static int
+oci_image(const struct exec_opts *o, struct oci *c)
+{
+	char def[128], node[160];
+	const char *base = getenv("INTUTIC_SANDBOX_BASE");
+	const char *name = getenv("INTUTIC_SANDBOX_IMAGE");
+
+	if (name != NULL && *name != '\0')
+		snprintf(def, sizeof(def), "%s", name);
+	else
+		snprintf(def, sizeof(def), "%s:%s", OCI_IMAGE_NAME,
+		    PACKAGE_VERSION);
+	snprintf(node, sizeof(node), "%s-node", def);
+	snprintf(c->image, sizeof(c->image), "%s",
+	    o->image != NULL ? o->image : def);
+	if (c->image[0] == '-') {
+		fprintf(stderr, "intutic exec: --sandbox-image '%s' is not an "
+		    "image name\n", c->image);
+		return -1;
+	}
+	if (strcmp(c->image, def) != 0 && strcmp(c->image, node) != 0) {
+		/*
+		 * Pulled here, in intutic's own environment: the runtime that
+		 * runs the command has the command's proxy variables, which
+		 * name a host only containers know.
+		 */
+		if (oci_image_exists(c, c->image))
+			return 0;
+		return oci_pull(c, c->image);
+	}
+	if (!oci_image_exists(c, def) &&
+	    oci_build(c, def, "Dockerfile", base != NULL && *base != '\0' ?
+	    base : NULL) != 0)
+		return -1;
+	if (strcmp(c->image, node) == 0 && !oci_image_exists(c, node) &&
+	    oci_build(c, node, "Dockerfile.node", def) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The runtime's own environment: intutic's, with the values the command
+ * gets by name (they override).
+ */
+static char **
+oci_environ(const struct envv *e)
+{
+	size_t n = 0, i, j, k = 0;
+	char **v;
+
+	while (environ[n] != NULL)
+		n++;
+	if ((v = calloc(n + e->n + 1, sizeof(*v))) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		size_t len = strcspn(environ[i], "=");
+		int shadowed = 0;
+
+		for (j = 0; j < e->n && !shadowed; j++)
+			shadowed = strncmp(e->v[j], environ[i], len) == 0 &&
+			    e->v[j][len] == '=';
+		if (!shadowed)
+			v[k++] = environ[i];
+	}
+	for (j = 0; j < e->n; j++)
+		v[k++] = e->v[j];
+	v[k] = NULL;
+	return v;
+}
+
+/*
+ * A --sandbox-mount DIR[:ro]: an existing absolute directory, mounted at
+ * the same path; `dirout` gets DIR.
+ */
+static int
+oci_mount_arg(const char *spec, char *out, size_t len, char *dirout,
+    size_t dirlen)
+{
+	char dir[PATH_MAX];
+	const char *colon = strrchr(spec, ':');
+	int ro = colon != NULL && strcmp(colon, ":ro") == 0;
+	size_t dlen = ro ? (size_t)(colon - spec) : strlen(spec);
+	struct stat sb;
+
+	if (dlen == 0 || dlen >= sizeof(dir) || spec[0] != '/' ||
+	    (colon != NULL && !ro)) {
+		fprintf(stderr, "intutic exec: --sandbox-mount '%s': expected an "
+		    "absolute DIR or DIR:ro\n", spec);
+		return -1;
+	}
+	memcpy(dir, spec, dlen);
+	dir[dlen] = '\0';
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "intutic exec: --sandbox-mount: '%s' is not a "
+		    "directory\n", dir);
+		return -1;
+	}
+	snprintf(out, len, "%s:%s%s", dir, dir, ro ? ":ro" : "");
+	snprintf(dirout, dirlen, "%s", dir);
+	return 0;
+}
+
+int
+oci_run(const struct exec_run *run)
+{
+	const struct exec_opts *o = run->o;
+	struct envv e = { NULL, 0, 0 };
+	struct oci c;
+	char *argv[OCI_ARGV_MAX + 1], **envp = NULL;
+	char label_run[128], label_ver[64], name[96], host[160], why[256];
+	char home[128], mounts[EXEC_LIST_MAX][2 * PATH_MAX + 8];
+	char allow[EXEC_LIST_MAX * 48], proxy_addr[96], memory[32], cpus[32];
+	char pids[32], workdir[PATH_MAX], *names[EXEC_ENV_MAX + 32];
+	size_t i, n = 0, need, nnames = 0;
+	int st, r = EXIT_CANNOT_RUN;
+
+	memset(&c, 0, sizeof(c));
+	if (oci_runtime(o, &c) != 0 || oci_gateway(&c) != 0 ||
+	    oci_proxy_reachable(run, &c) != 0)
+		return EXIT_CANNOT_RUN;
+	workdir[0] = '\0';
+	for (i = 0; i < o->nmount; i++)
+		if (oci_mount_arg(o->mount[i], mounts[i], sizeof(mounts[i]),
+		    i == 0 ? workdir : why, i == 0 ? sizeof(workdir) :
+		    sizeof(why)) != 0)
+			return EXIT_USAGE;
+	if (oci_image(o, &c) != 0)
+		return EXIT_CANNOT_RUN;
+
+	snprintf(proxy_addr, sizeof(proxy_addr), "%s:%u", c.gateway,
+	    run->loc->port);
+	allow[0] = '\0';
+	for (i = 0; i < o->nallow_cidr; i++)
+		snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow),
+		    "%s%s", i > 0 ? "," : "", o->allow_cidr[i]);
+	if (exec_env(run, &e, OCI_HOST_NAME, run->loc->port, 0) != 0 ||
+	    envv_set(&e, "INTUTIC_SANDBOX_PROXY", proxy_addr) != 0 ||
+	    (allow[0] != '\0' &&
+	    envv_set(&e, "INTUTIC_SANDBOX_ALLOW", allow) != 0) ||
+	    (workdir[0] != '\0' &&
+	    envv_set(&e, "INTUTIC_SANDBOX_WORKDIR", workdir) != 0) ||
+	    (envp = oci_environ(&e)) == NULL) {
+		fprintf(stderr, "intutic exec: out of memory\n");
+		goto out;
+	}
+	snprintf(label_run, sizeof(label_run), "intutic.run=%s", run->id);
+	snprintf(label_ver, sizeof(label_ver), "intutic.version=%s",
+	    PACKAGE_VERSION);
+	snprintf(name, sizeof(name), "intutic-%s", run->id);
+	snprintf(host, sizeof(host), "%s:%s", OCI_HOST_NAME, c.gateway);
+	snprintf(home, sizeof(home), "%s:mode=0700", OCI_SANDBOX_HOME);
+	snprintf(memory, sizeof(memory), "--memory=%s",
+	    o->memory != NULL ? o->memory : OCI_DEFAULT_MEMORY);
+	snprintf(cpus, sizeof(cpus), "--cpus=%s",
+	    o->cpus != NULL ? o->cpus : OCI_DEFAULT_CPUS);
+	snprintf(pids, sizeof(pids), "--pids-limit=%s",
+	    o->pids != NULL ? o->pids : OCI_DEFAULT_PIDS);
+
+	need = 40 + 2 * e.n + 2 * o->nmount;
+	if (e.n > sizeof(names) / sizeof(names[0]))
+		need = OCI_ARGV_MAX + 1;
+	for (i = 0; o->argv[i] != NULL; i++)
+		need++;
+	if (need > OCI_ARGV_MAX) {
+		fprintf(stderr, "intutic exec: too many arguments for the "
+		    "sandbox\n");
+		r = EXIT_USAGE;
+		goto out;
+	}
+	argv[n++] = c.rt;
+	argv[n++] = (char *)"run";
+	argv[n++] = (char *)"--rm";
+	argv[n++] = (char *)"--init";
+	argv[n++] = (char *)"-i";
+	if (isatty(0) && isatty(1))
+		argv[n++] = (char *)"-t";
+	argv[n++] = (char *)"--name";
+	argv[n++] = name;
+	argv[n++] = (char *)"--label";
+	argv[n++] = label_run;
+	argv[n++] = (char *)"--label";
+	argv[n++] = label_ver;
+	argv[n++] = (char *)"--cap-drop=ALL";
+	argv[n++] = (char *)"--cap-add=NET_ADMIN";
+	argv[n++] = (char *)"--cap-add=SETUID";
+	argv[n++] = (char *)"--cap-add=SETGID";
+	argv[n++] = (char *)"--cap-add=SETPCAP";
+	/* The home tmpfs is made root's: the entrypoint hands it over. */
+	argv[n++] = (char *)"--cap-add=CHOWN";
+	argv[n++] = (char *)"--security-opt=no-new-privileges";
+	argv[n++] = (char *)"--read-only";
+	argv[n++] = (char *)"--tmpfs";
+	argv[n++] = (char *)"/tmp";
+	argv[n++] = (char *)"--tmpfs";
+	argv[n++] = (char *)"/run";
+	argv[n++] = (char *)"--tmpfs";
+	argv[n++] = home;
+	argv[n++] = pids;
+	argv[n++] = memory;
+	argv[n++] = cpus;
+	/* No resolver: names go to the proxy (docker has no "none"). */
+	argv[n++] = strcmp(c.name, "podman") == 0 ? (char *)"--dns=none" :
+	    (char *)"--dns=127.0.0.1";
+	argv[n++] = (char *)"--pull=never";
+	/* The image's own entrypoint or none: intutic's, or no run at all. */
+	argv[n++] = (char *)"--entrypoint=" OCI_ENTRYPOINT;
+	argv[n++] = (char *)"--add-host";
+	argv[n++] = host;
+	for (i = 0; i < o->nmount; i++) {
+		argv[n++] = (char *)"-v";
+		argv[n++] = mounts[i];
+	}
+	/* By name: the values are in the runtime's environment only. */
+	for (i = 0; i < e.n; i++) {
+		size_t len = strcspn(e.v[i], "=");
+
+		if ((names[nnames] = strndup(e.v[i], len)) == NULL) {
+			fprintf(stderr, "intutic exec: out of memory\n");
+			goto out;
+		}
+		argv[n++] = (char *)"-e";
+		argv[n++] = names[nnames++];
+	}
+	argv[n++] = c.image;
+	for (i = 0; o->argv[i] != NULL; i++)
+		argv[n++] = o->argv[i];
+	argv[n] = NULL;
+
+	fflush(NULL);
+	st = spawn_foreground(argv, envp, 0, why, sizeof(why));
+	if (st < 0)
+		fprintf(stderr, "intutic exec: %s\n", why);
+	else if (st == 125)
+		fprintf(stderr, "intutic exec: exit 125: %s run or the "
+		    "sandbox's entrypoint failed (the message is above), or the "
+		    "command itself exited 125\n", c.name);
+	r = st < 0 ? EXIT_CANNOT_RUN : st;
+ out:
+	for (i = 0; i < nnames; i++)
+		free(names[i]);
+	free(envp);
+	envv_free(&e);
+	return r;
+}

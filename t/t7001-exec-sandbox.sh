@@ -1,0 +1,184 @@
+#!/bin/sh
+test_description='intutic exec --sandbox with real podman: the agent reaches only the proxy, runs without privileges, its run id in the audit log, no secret on a command line; refusals before anything runs'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+. "$top_srcdir/t/lib-sandbox.sh"
+sandbox_isolate_netns
+test_require_proxy curl
+
+unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
+	INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy \
+	all_proxy NO_PROXY no_proxy
+INTUTIC_SETTINGS_FILE=$TRASH_DIRECTORY/settings.yaml
+XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
+export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME
+
+SECRET_VALUE=s3cr3t-7001-value
+
+# sbx ARGS... -- CMD...: intutic exec --sandbox with the image under test
+# and the test's limits; stdout in out, stderr in err, the status in rc.
+sbx () {
+	rc=0
+	timeout -k 5 "$SANDBOX_RUN_SECONDS" "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" --sandbox --sandbox-runtime podman \
+		--sandbox-image "$SANDBOX_IMAGE" --sandbox-pids "$SANDBOX_PIDS" \
+		--sandbox-memory "$SANDBOX_MEMORY" --sandbox-cpus "$SANDBOX_CPUS" \
+		"$@" >out 2>err || rc=$?
+}
+
+test_expect_success 'setup: the image, an origin, the far host, the proxy on the bridge' '
+	sandbox_setup &&
+	start_origin origin &&
+	start_far_echo &&
+	write_hosts hosts origin.test=127.0.0.1 other.test=127.0.0.1 &&
+	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
+	start_proxy rules.yaml --bind "127.0.0.1,$SANDBOX_GATEWAY"
+'
+
+test_expect_success 'inside: an allowed origin through the proxy, the audit records carry the run' '
+	audit_mark &&
+	sbx -- sh -c "curl -sS --max-time 10 http://origin.test:$ORIGIN_PORT/ &&
+		echo run=\$INTUTIC_RUN" &&
+	test "$rc" = 0 &&
+	test_grep "^hello from origin.test:$ORIGIN_PORT\$" out &&
+	run=$(sed -n "s/^run=//p" out) &&
+	case $run in run-[0-9a-f]*) ;; *) false ;; esac &&
+	audit_since 1 &&
+	audit_expect 1 event=run run="$run" command=sh &&
+	audit_expect 1 event=decision run="$run" host=origin.test decision=allow
+'
+
+test_expect_success 'inside: a name the rules do not allow gets 403' '
+	sbx -- curl -sS --max-time 10 -o /dev/null -w "%{http_code}\n" \
+		"http://other.test:$ORIGIN_PORT/" &&
+	test "$rc" = 0 &&
+	echo 403 >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'inside: a direct connection to another host fails, through the proxy it is denied' '
+	sbx -- sh -c "
+		if curl -sS --noproxy \"*\" --max-time 5 http://$SANDBOX_FAR_ADDR:$FAR_PORT/; then
+			echo DIRECT-REACHED
+		fi
+		exit 0" &&
+	test "$rc" = 0 &&
+	test_grep -v "DIRECT-REACHED" out
+'
+
+test_expect_success 'inside: no capability, not root, the firewall out of reach, / read-only' '
+	sbx -- sh -c "
+		grep -E \"^Cap(Eff|Bnd)\" /proc/self/status
+		id -u
+		nft flush ruleset 2>/dev/null && echo FLUSHED
+		touch /etc/x 2>/dev/null && echo ROOT-WRITABLE
+		touch /tmp/x && echo TMP-OK
+		exit 0" &&
+	test "$rc" = 0 &&
+	test_grep "^CapEff:[[:space:]]*0000000000000000\$" out &&
+	test_grep "^CapBnd:[[:space:]]*0000000000000000\$" out &&
+	test_grep "^1000\$" out &&
+	test_grep -v "FLUSHED" out &&
+	test_grep -v "ROOT-WRITABLE" out &&
+	test_grep "^TMP-OK\$" out
+'
+
+test_expect_success 'the exit status of the agent is the run'"'"'s' '
+	sbx -- sh -c "exit 42" &&
+	test "$rc" = 42
+'
+
+test_expect_success 'the environment by name: a secret is inside, and on no command line' '
+	# (compared by its digest: the value itself on this command line would
+	# be what the test looks for)
+	printf "%s" "$SECRET_VALUE" | sha256sum >digest.expect &&
+	SECRET_7001=$SECRET_VALUE sbx -e SECRET_7001 -- sh -c "
+		printf %s \"\$SECRET_7001\" | sha256sum
+		sleep 3" &
+	sbx_pid=$! &&
+	# every process of this namespace, the runtime included, while it runs
+	found=0 &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 0.2
+		for f in /proc/[0-9]*/cmdline; do
+			if grep -qaF "$SECRET_VALUE" "$f" 2>/dev/null; then
+				found=1
+				echo "secret in $f" >&2
+			fi
+		done
+	done &&
+	wait "$sbx_pid" &&
+	test "$found" = 0 &&
+	test_cmp digest.expect out &&
+	! grep -F "$SECRET_VALUE" err "$PROXY_LOG" "$AUDIT_FILE"
+'
+
+test_expect_success 'a proxy bound to loopback only: 125 with the exact fix, nothing run' '
+	mkdir -p lo-state &&
+	sed "s/\"$SANDBOX_GATEWAY\"//; s/, *\]/]/; s/\[ *,/[/" \
+		"$PROXY_DIR/state/proxy.json" >lo-state/proxy.json &&
+	test_grep -v "$SANDBOX_GATEWAY" lo-state/proxy.json &&
+	rc=0 &&
+	"$INTUTIC" exec --state-dir lo-state --sandbox --sandbox-runtime podman \
+		--sandbox-image "$SANDBOX_IMAGE" -- touch /tmp/started \
+		>out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_grep -F "INTUTIC_PROXY_BIND=127.0.0.1,$SANDBOX_GATEWAY" err &&
+	sandbox_podman ps -a --filter label=intutic.version --format "{{.Names}}" >ps &&
+	test_must_be_empty ps
+'
+
+test_expect_success 'podman not there: 125 with the message, nothing started' '
+	rc=0 &&
+	PATH=/nonexistent "$INTUTIC" exec --state-dir "$PROXY_DIR/state" \
+		--sandbox --sandbox-runtime podman -- true >out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_grep "podman isn.t running" err
+'
+
+test_expect_success 'enforcement level require: a sandboxed run goes ahead' '
+	printf "sandbox:\n  enforcement: require\n" >"$INTUTIC_SETTINGS_FILE" &&
+	sbx -- sh -c "echo sandboxed" &&
+	rm -f "$INTUTIC_SETTINGS_FILE" &&
+	test "$rc" = 0 &&
+	test_grep "^sandboxed\$" out
+'
+
+test_expect_success 'the default image: built from sandbox/Dockerfile on first use, then reused' '
+	INTUTIC_SANDBOX_IMAGE=localhost/intutic/sandbox-t7001:default-$$ &&
+	INTUTIC_SANDBOX_BASE=$SANDBOX_BASE_IMAGE &&
+	INTUTIC_SANDBOX_DIR=$top_srcdir/sandbox &&
+	export INTUTIC_SANDBOX_IMAGE INTUTIC_SANDBOX_BASE INTUTIC_SANDBOX_DIR &&
+	test_when_finished "sandbox_podman rmi -f $INTUTIC_SANDBOX_IMAGE >/dev/null 2>&1;
+		unset INTUTIC_SANDBOX_IMAGE INTUTIC_SANDBOX_BASE INTUTIC_SANDBOX_DIR" &&
+	! sandbox_podman image exists "$INTUTIC_SANDBOX_IMAGE" &&
+	rc=0 &&
+	timeout -k 5 "$SANDBOX_BUILD_SECONDS" "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" --sandbox --sandbox-runtime podman \
+		-- sh -c "echo first" >out 2>err || rc=$? &&
+	test "$rc" = 0 &&
+	test_grep "^first\$" out &&
+	test_grep "building the sandbox image $INTUTIC_SANDBOX_IMAGE" err &&
+	sandbox_podman image exists "$INTUTIC_SANDBOX_IMAGE" &&
+	rc=0 &&
+	timeout -k 5 "$SANDBOX_RUN_SECONDS" "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" --sandbox --sandbox-runtime podman \
+		-- sh -c "echo second" >out 2>err || rc=$? &&
+	test "$rc" = 0 &&
+	test_grep "^second\$" out &&
+	test_grep -v "building the sandbox image" err
+'
+
+test_expect_success '--sandbox-mount: the directory inside, read-only with :ro, the working directory' '
+	mkdir -p work &&
+	echo "from the host" >work/file &&
+	sbx --sandbox-mount "$PWD/work:ro" -- sh -c "
+		pwd; cat file; touch new 2>/dev/null && echo WROTE; exit 0" &&
+	test "$rc" = 0 &&
+	test_grep "^$PWD/work\$" out &&
+	test_grep "^from the host\$" out &&
+	test_grep -v "WROTE" out &&
+	test_path_is_missing work/new
+'
+
+test_done
