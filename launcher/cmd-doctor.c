@@ -341,8 +341,8 @@ doctor_nft(void)
 		doctor_line("nftables", DOCTOR_MISSING, "a kernel with "
 		    "nf_tables (modprobe nf_tables)", "%s", why);
 		doctor_line("enforce", DOCTOR_MISSING, "nftables first, then "
-		    "`intutic enforce` (not in this version yet)", "not active "
-		    "(nftables is not usable)");
+		    "`intutic enforce on`", "not active (nftables is not "
+		    "usable)");
 		return;
 	}
 	doctor_line("nftables", DOCTOR_OK, NULL, "usable");
@@ -350,9 +350,9 @@ doctor_nft(void)
 		doctor_line("enforce", DOCTOR_OK, NULL, "active (table %s %s)",
 		    HOSTFW_FAMILY_NAME, HOSTFW_TABLE);
 	else
-		doctor_line("enforce", DOCTOR_MISSING, "`intutic enforce` (not "
-		    "in this version yet)", "not active (no table %s %s)",
-		    HOSTFW_FAMILY_NAME, HOSTFW_TABLE);
+		doctor_line("enforce", DOCTOR_MISSING, "`intutic enforce on`",
+		    "not active (no table %s %s)", HOSTFW_FAMILY_NAME,
+		    HOSTFW_TABLE);
 }
 
 static int

@@ -1,21 +1,997 @@
 /*
- * hostfw.c — is the table of `intutic enforce` there (see hostfw.h)?
- * One NFT_MSG_GETTABLE request for inet intutic over a netfilter netlink
- * socket: the answer is the table, or ENOENT.
+ * hostfw.c — the table of `intutic enforce` (see hostfw.h), over a
+ * netfilter netlink socket with libnftnl.
+ *
+ * One list of rules, made by fw_rules() from the configuration, is read by
+ * both the printer (nft's own listing format, for --dry-run) and the
+ * netlink builder; each rule carries a comment that says in words what it
+ * does, which `status` reads back from the kernel.
  */
 #include "config.h"
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/object.h>
+#include <libnftnl/rule.h>
 #include <libnftnl/table.h>
+#include <libnftnl/udata.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
 
 #include "hostfw.h"
+
+#define FW_RULES_MAX		512	/* rules the list can hold */
+#define FW_BATCH_MAX		(1024 * 1024)	/* bytes of one batch */
+#define FW_RECV_MAX		(64 * 1024)	/* bytes of one answer */
+#define FW_ANSWER_SECONDS	10	/* for the kernel to answer */
+#define FW_COMMENT_MAX		128	/* nft's NFTNL_UDATA_COMMENT_MAXLEN */
+#define FW_SHOW_MAX		1024	/* rules or counters status reads */
+
+#define FW_ICMP_ADMIN		13	/* ICMP_PKT_FILTERED */
+#define FW_ICMPV6_ADMIN		1	/* ICMPV6_ADM_PROHIBITED */
+
+enum fw_chain {
+	FW_OUTPUT,
+	FW_FORWARD,
+	FW_DNS,
+	FW_CHAIN_COUNT
+};
+
+/* The base chains, in the order they are made (and listed). */
+static const struct {
+	const char	*name;
+	const char	*type;
+	unsigned int	 hook;
+	int		 prio;
+	const char	*prio_text;	/* as nft lists it */
+	const char	*words;
+} fw_chains[FW_CHAIN_COUNT] = {
+	[FW_OUTPUT] = { "output", "filter", NF_INET_LOCAL_OUT, 0, "filter",
+	    "new connections from this host" },
+	[FW_FORWARD] = { "forward", "filter", NF_INET_FORWARD, 0, "filter",
+	    "forwarded traffic (containers, VMs)" },
+	[FW_DNS] = { "dns", "nat", NF_INET_LOCAL_OUT, -100, "-100",
+	    "DNS redirected" },
+};
+
+/* The named counters, in the order they are made (and listed). */
+static const char *const fw_counters[] = {
+	"dns_rejected",
+	"reject_ipv4_tcp",
+	"reject_ipv4_udp",
+	"reject_ipv4_other",
+	"reject_ipv6_tcp",
+	"reject_ipv6_udp",
+	"reject_ipv6_other",
+	"forward_ipv4_dropped",
+	"forward_ipv6_dropped",
+};
+#define FW_COUNTER_COUNT (sizeof(fw_counters) / sizeof(fw_counters[0]))
+
+enum fw_verdict {
+	FW_ACCEPT,
+	FW_DROP,
+	FW_REJECT_TCP,		/* TCP reset */
+	FW_REJECT_ICMP,		/* ICMP admin-prohibited */
+	FW_REJECT_ICMPV6,	/* ICMPv6 admin-prohibited */
+	FW_REJECT_ICMPX,	/* the one of the packet's family */
+	FW_DNAT
+};
+
+/* One rule: each match that is set, in this order, then the verdict. */
+struct fw_rule {
+	enum fw_chain		 chain;
+	int			 oif_lo;
+	int			 ct_estrel;	/* established,related */
+	int			 skuid_op;	/* 0; 1: the uid's; 2: not */
+	int			 nfproto;	/* 0, NFPROTO_IPV4, NFPROTO_IPV6 */
+	const struct hostfw_net	*daddr;
+	int			 l4proto;	/* 0, IPPROTO_TCP, IPPROTO_UDP */
+	unsigned int		 dport;
+	int			 icmp6type;	/* with nfproto ipv6, l4proto 58 */
+	const char		*icmp6name;
+	const char		*counter;
+	enum fw_verdict		 verdict;
+	const struct hostfw_net	*to;		/* FW_DNAT */
+	char			 comment[FW_COMMENT_MAX];
+};
+
+struct fw_list {
+	struct fw_rule	 r[FW_RULES_MAX];
+	size_t		 n;
+	int		 full;
+};
+
+/* The address of n as text (no prefix, no port). */
+static const char *
+fw_addr_text(const struct hostfw_net *n, char *buf, size_t len)
+{
+	if (inet_ntop(n->family, n->addr, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* n as CIDR[:PORT] in words: "10.0.0.0/8", "[fd00::1]:53". */
+static const char *
+fw_net_text(const struct hostfw_net *n, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN], pfx[8] = "";
+	unsigned int full = n->family == AF_INET ? 32 : 128;
+
+	fw_addr_text(n, a, sizeof(a));
+	if (n->prefix != full)
+		snprintf(pfx, sizeof(pfx), "/%u", n->prefix);
+	if (n->port == 0)
+		snprintf(buf, len, "%s%s", a, pfx);
+	else if (n->family == AF_INET6)
+		snprintf(buf, len, "[%s%s]:%u", a, pfx, n->port);
+	else
+		snprintf(buf, len, "%s%s:%u", a, pfx, n->port);
+	return buf;
+}
+
+static struct fw_rule *
+fw_add(struct fw_list *l, enum fw_chain chain, enum fw_verdict v,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static struct fw_rule *
+fw_add(struct fw_list *l, enum fw_chain chain, enum fw_verdict v,
+    const char *fmt, ...)
+{
+	static struct fw_rule spare;
+	struct fw_rule *r;
+	va_list ap;
+
+	if (l->n == FW_RULES_MAX) {
+		l->full = 1;
+		r = &spare;	/* written, never used */
+	} else
+		r = &l->r[l->n++];
+	memset(r, 0, sizeof(*r));
+	r->chain = chain;
+	r->verdict = v;
+	va_start(ap, fmt);
+	vsnprintf(r->comment, sizeof(r->comment), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int
+fw_nfproto(const struct hostfw_net *n)
+{
+	return n->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
+}
+
+/* Accept TCP and UDP (or all, with no port) to n in chain. */
+static void
+fw_accept_net(struct fw_list *l, enum fw_chain chain,
+    const struct hostfw_net *n, const char *what)
+{
+	static const int protos[] = { IPPROTO_TCP, IPPROTO_UDP };
+	struct fw_rule *r;
+	char t[INET6_ADDRSTRLEN + 16];
+	size_t i;
+
+	fw_net_text(n, t, sizeof(t));
+	if (n->port == 0) {
+		r = fw_add(l, chain, FW_ACCEPT, "%s %s", what, t);
+		r->nfproto = fw_nfproto(n);
+		r->daddr = n;
+		return;
+	}
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
+		r = fw_add(l, chain, FW_ACCEPT, "%s %s %s", what, t,
+		    protos[i] == IPPROTO_TCP ? "tcp" : "udp");
+		r->nfproto = fw_nfproto(n);
+		r->daddr = n;
+		r->l4proto = protos[i];
+		r->dport = n->port;
+	}
+}
+
+/* The rules cfg makes, in order.  Returns -1 when they do not fit. */
+static int
+fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
+{
+	static const struct {
+		int		 nfproto;
+		int		 l4proto;
+		const char	*counter;
+		enum fw_verdict	 v;
+		const char	*words;
+	} rejects[] = {
+		{ NFPROTO_IPV4, IPPROTO_TCP, "reject_ipv4_tcp", FW_REJECT_TCP,
+		    "everything else, IPv4 TCP: reset" },
+		{ NFPROTO_IPV4, IPPROTO_UDP, "reject_ipv4_udp", FW_REJECT_ICMP,
+		    "everything else, IPv4 UDP: ICMP admin-prohibited" },
+		{ NFPROTO_IPV4, 0, "reject_ipv4_other", FW_REJECT_ICMP,
+		    "everything else, IPv4: ICMP admin-prohibited" },
+		{ NFPROTO_IPV6, IPPROTO_TCP, "reject_ipv6_tcp", FW_REJECT_TCP,
+		    "everything else, IPv6 TCP: reset" },
+		{ NFPROTO_IPV6, IPPROTO_UDP, "reject_ipv6_udp",
+		    FW_REJECT_ICMPV6,
+		    "everything else, IPv6 UDP: ICMPv6 admin-prohibited" },
+		{ NFPROTO_IPV6, 0, "reject_ipv6_other", FW_REJECT_ICMPV6,
+		    "everything else, IPv6: ICMPv6 admin-prohibited" },
+	};
+	static const int dnsprotos[] = { IPPROTO_UDP, IPPROTO_TCP };
+	static const struct {
+		int		 type;
+		const char	*name;
+	} nd[] = {
+		{ 133, "nd-router-solicit" },
+		{ 135, "nd-neighbor-solicit" },
+		{ 136, "nd-neighbor-advert" },
+		{ 143, "mld2-listener-report" },
+	};
+	struct fw_rule *r;
+	char t[INET6_ADDRSTRLEN + 16];
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+
+	/* output */
+	r = fw_add(l, FW_OUTPUT, FW_ACCEPT, "loopback");
+	r->oif_lo = 1;
+	r = fw_add(l, FW_OUTPUT, FW_ACCEPT,
+	    "replies and related traffic of accepted connections");
+	r->ct_estrel = 1;
+	r = fw_add(l, FW_OUTPUT, FW_ACCEPT, "the proxy's user (uid %lu)",
+	    (unsigned long)cfg->uid);
+	r->skuid_op = 1;
+	/* The kernel's own neighbour discovery has no socket, no owner. */
+	for (i = 0; i < sizeof(nd) / sizeof(nd[0]); i++) {
+		r = fw_add(l, FW_OUTPUT, FW_ACCEPT, "IPv6 neighbour "
+		    "discovery: %s", nd[i].name);
+		r->nfproto = NFPROTO_IPV6;
+		r->l4proto = IPPROTO_ICMPV6;
+		r->icmp6type = nd[i].type;
+		r->icmp6name = nd[i].name;
+	}
+	if (cfg->dns_to_set)
+		fw_accept_net(l, FW_OUTPUT, &cfg->dns_to,
+		    "the DNS filter at");
+	for (i = 0; i < sizeof(dnsprotos) / sizeof(dnsprotos[0]); i++) {
+		r = fw_add(l, FW_OUTPUT, dnsprotos[i] == IPPROTO_UDP ?
+		    FW_REJECT_ICMPX : FW_REJECT_TCP, "DNS over %s from anyone "
+		    "else: rejected", dnsprotos[i] == IPPROTO_UDP ?
+		    "udp" : "tcp");
+		r->l4proto = dnsprotos[i];
+		r->dport = 53;
+		r->counter = "dns_rejected";
+	}
+	for (i = 0; i < cfg->nproxy; i++) {
+		r = fw_add(l, FW_OUTPUT, FW_ACCEPT, "the proxy at %s",
+		    fw_net_text(&cfg->proxy[i], t, sizeof(t)));
+		r->nfproto = fw_nfproto(&cfg->proxy[i]);
+		r->daddr = &cfg->proxy[i];
+		r->l4proto = IPPROTO_TCP;
+		r->dport = cfg->proxy[i].port;
+	}
+	for (i = 0; i < cfg->nallow; i++)
+		fw_accept_net(l, FW_OUTPUT, &cfg->allow[i], "allowed:");
+	for (i = 0; i < sizeof(rejects) / sizeof(rejects[0]); i++) {
+		r = fw_add(l, FW_OUTPUT, rejects[i].v, "%s", rejects[i].words);
+		r->nfproto = rejects[i].nfproto;
+		r->l4proto = rejects[i].l4proto;
+		r->counter = rejects[i].counter;
+	}
+
+	/* forward */
+	r = fw_add(l, FW_FORWARD, FW_ACCEPT,
+	    "replies and related traffic of accepted connections");
+	r->ct_estrel = 1;
+	for (i = 0; i < cfg->nproxy; i++) {
+		r = fw_add(l, FW_FORWARD, FW_ACCEPT, "the proxy at %s",
+		    fw_net_text(&cfg->proxy[i], t, sizeof(t)));
+		r->nfproto = fw_nfproto(&cfg->proxy[i]);
+		r->daddr = &cfg->proxy[i];
+		r->l4proto = IPPROTO_TCP;
+		r->dport = cfg->proxy[i].port;
+	}
+	r = fw_add(l, FW_FORWARD, FW_DROP, "everything else, IPv4: dropped");
+	r->nfproto = NFPROTO_IPV4;
+	r->counter = "forward_ipv4_dropped";
+	r = fw_add(l, FW_FORWARD, FW_DROP, "everything else, IPv6: dropped");
+	r->nfproto = NFPROTO_IPV6;
+	r->counter = "forward_ipv6_dropped";
+
+	/* dns: the queries of everyone but the proxy, to the DNS filter */
+	if (cfg->dns_to_set) {
+		for (i = 0; i < sizeof(dnsprotos) / sizeof(dnsprotos[0]);
+		    i++) {
+			r = fw_add(l, FW_DNS, FW_DNAT, "DNS over %s from "
+			    "anyone else: to %s", dnsprotos[i] ==
+			    IPPROTO_UDP ? "udp" : "tcp",
+			    fw_net_text(&cfg->dns_to, t, sizeof(t)));
+			r->skuid_op = 2;
+			r->nfproto = fw_nfproto(&cfg->dns_to);
+			r->l4proto = dnsprotos[i];
+			r->dport = 53;
+			r->to = &cfg->dns_to;
+		}
+	}
+	return l->full ? -1 : 0;
+}
+
+static int
+fw_chain_used(const struct fw_list *l, enum fw_chain c)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->r[i].chain == c)
+			return 1;
+	return 0;
+}
+
+/* --- the text, as `nft list table` writes it --------------------------------- */
+
+static void
+fw_print_rule(const struct fw_rule *r, uid_t uid, FILE *out)
+{
+	const char *proto;
+	char a[INET6_ADDRSTRLEN];
+	unsigned int full;
+
+	fputs("\t\t", out);
+	if (r->oif_lo)
+		fputs("oif \"lo\" ", out);
+	if (r->ct_estrel)
+		fputs("ct state established,related ", out);
+	if (r->skuid_op != 0)
+		fprintf(out, "meta skuid %s%lu ", r->skuid_op == 2 ? "!= " : "",
+		    (unsigned long)uid);
+	if (r->icmp6type != 0)
+		fprintf(out, "icmpv6 type %s ", r->icmp6name);
+	else if (r->nfproto != 0 && r->daddr == NULL)
+		fprintf(out, "meta nfproto %s ", r->nfproto == NFPROTO_IPV4 ?
+		    "ipv4" : "ipv6");
+	if (r->daddr != NULL) {
+		full = r->daddr->family == AF_INET ? 32 : 128;
+		fprintf(out, "%s daddr %s", r->daddr->family == AF_INET ?
+		    "ip" : "ip6", fw_addr_text(r->daddr, a, sizeof(a)));
+		if (r->daddr->prefix != full)
+			fprintf(out, "/%u", r->daddr->prefix);
+		fputc(' ', out);
+	}
+	proto = r->l4proto == IPPROTO_TCP ? "tcp" : "udp";
+	if (r->icmp6type != 0)
+		;
+	else if (r->l4proto != 0 && r->dport != 0)
+		fprintf(out, "%s dport %u ", proto, r->dport);
+	else if (r->l4proto != 0)
+		fprintf(out, "meta l4proto %s ", proto);
+	if (r->counter != NULL)
+		fprintf(out, "counter name \"%s\" ", r->counter);
+	switch (r->verdict) {
+	case FW_ACCEPT:
+		fputs("accept", out);
+		break;
+	case FW_DROP:
+		fputs("drop", out);
+		break;
+	case FW_REJECT_TCP:
+		fputs("reject with tcp reset", out);
+		break;
+	case FW_REJECT_ICMP:
+		fputs("reject with icmp admin-prohibited", out);
+		break;
+	case FW_REJECT_ICMPV6:
+		fputs("reject with icmpv6 admin-prohibited", out);
+		break;
+	case FW_REJECT_ICMPX:
+		fputs("reject with icmpx admin-prohibited", out);
+		break;
+	case FW_DNAT:
+		fw_addr_text(r->to, a, sizeof(a));
+		if (r->to->family == AF_INET)
+			fprintf(out, "dnat ip to %s:%u", a, r->to->port);
+		else
+			fprintf(out, "dnat ip6 to [%s]:%u", a, r->to->port);
+		break;
+	}
+	fprintf(out, " comment \"%s\"\n", r->comment);
+}
+
+int
+hostfw_print(const struct hostfw_config *cfg, FILE *out, char *why,
+    size_t whylen)
+{
+	struct fw_list *l;
+	size_t i, c;
+	int first = 1;
+
+	if ((l = malloc(sizeof(*l))) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	if (fw_rules(cfg, l) != 0) {
+		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
+		free(l);
+		return -1;
+	}
+	fprintf(out, "table %s %s {\n", HOSTFW_FAMILY_NAME, HOSTFW_TABLE);
+	for (i = 0; i < FW_COUNTER_COUNT; i++) {
+		fprintf(out, "%s\tcounter %s {\n\t\tpackets 0 bytes 0\n\t}\n",
+		    first ? "" : "\n", fw_counters[i]);
+		first = 0;
+	}
+	for (c = 0; c < FW_CHAIN_COUNT; c++) {
+		if (!fw_chain_used(l, (enum fw_chain)c))
+			continue;
+		fprintf(out, "%s\tchain %s {\n\t\ttype %s hook %s priority %s; "
+		    "policy accept;\n", first ? "" : "\n", fw_chains[c].name,
+		    fw_chains[c].type, fw_chains[c].hook == NF_INET_FORWARD ?
+		    "forward" : "output", fw_chains[c].prio_text);
+		first = 0;
+		for (i = 0; i < l->n; i++) {
+			if (l->r[i].chain != c)
+				continue;
+			fw_print_rule(&l->r[i], cfg->uid, out);
+		}
+		fputs("\t}\n", out);
+	}
+	fputs("}\n", out);
+	free(l);
+	return 0;
+}
+
+/* --- the netlink side ---------------------------------------------------------- */
+
+/* A netfilter netlink socket with a bounded wait for answers. */
+static struct mnl_socket *
+fw_open(char *why, size_t whylen)
+{
+	struct mnl_socket *nl;
+	struct timeval tv = { FW_ANSWER_SECONDS, 0 };
+
+	if ((nl = mnl_socket_open(NETLINK_NETFILTER)) == NULL ||
+	    mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &tv,
+	    sizeof(tv)) != 0) {
+		snprintf(why, whylen, "cannot open a netfilter netlink "
+		    "socket: %s", strerror(errno));
+		if (nl != NULL)
+			mnl_socket_close(nl);
+		return NULL;
+	}
+	return nl;
+}
+
+static void
+fw_errno_text(int e, const char *what, char *why, size_t whylen)
+{
+	const char *hint = "";
+
+	if (e == EPERM)
+		hint = " (this needs CAP_NET_ADMIN)";
+	else if (e == EOPNOTSUPP || e == EPROTONOSUPPORT || e == ENOENT ||
+	    e == EAFNOSUPPORT)
+		hint = " (no nftables support in this kernel?)";
+	snprintf(why, whylen, "%s: %s%s", what, strerror(e), hint);
+}
+
+static int
+fw_expr(struct nftnl_rule *r, struct nftnl_expr *e)
+{
+	if (e == NULL)
+		return -1;
+	nftnl_rule_add_expr(r, e);
+	return 0;
+}
+
+static int
+fw_meta(struct nftnl_rule *r, uint32_t key)
+{
+	struct nftnl_expr *e;
+
+	if ((e = nftnl_expr_alloc("meta")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+	return fw_expr(r, e);
+}
+
+static int
+fw_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e;
+
+	if ((e = nftnl_expr_alloc("cmp")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+	return fw_expr(r, e);
+}
+
+static int
+fw_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
+{
+	struct nftnl_expr *e;
+
+	if ((e = nftnl_expr_alloc("payload")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+	return fw_expr(r, e);
+}
+
+static int
+fw_bitwise(struct nftnl_rule *r, const void *mask, uint32_t len)
+{
+	static const unsigned char zero[16];
+	struct nftnl_expr *e;
+
+	if ((e = nftnl_expr_alloc("bitwise")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len);
+	return fw_expr(r, e);
+}
+
+static int
+fw_ct_estrel(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e;
+	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) |
+	    NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
+
+	if ((e = nftnl_expr_alloc("ct")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	if (fw_expr(r, e) != 0 || fw_bitwise(r, &mask, sizeof(mask)) != 0)
+		return -1;
+	return fw_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
+}
+
+/* The destination address, or the network: the address masked. */
+static int
+fw_daddr(struct nftnl_rule *r, const struct hostfw_net *n)
+{
+	unsigned char mask[16];
+	uint32_t len = n->family == AF_INET ? 4 : 16;
+	uint32_t off = n->family == AF_INET ? 16 : 24;	/* in the header */
+	unsigned int i;
+
+	if (fw_payload(r, NFT_PAYLOAD_NETWORK_HEADER, off, len) != 0)
+		return -1;
+	if (n->prefix != len * 8) {
+		memset(mask, 0, sizeof(mask));
+		for (i = 0; i < n->prefix; i++)
+			mask[i / 8] |= (unsigned char)(0x80 >> (i % 8));
+		if (fw_bitwise(r, mask, len) != 0)
+			return -1;
+	}
+	return fw_cmp(r, NFT_CMP_EQ, n->addr, len);
+}
+
+static int
+fw_verdict(struct nftnl_rule *r, int verdict)
+{
+	struct nftnl_expr *e;
+
+	if ((e = nftnl_expr_alloc("immediate")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
+	return fw_expr(r, e);
+}
+
+static int
+fw_reject(struct nftnl_rule *r, uint32_t type, uint8_t code)
+{
+	struct nftnl_expr *e;
+
+	if ((e = nftnl_expr_alloc("reject")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, type);
+	nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, code);
+	return fw_expr(r, e);
+}
+
+static int
+fw_dnat(struct nftnl_rule *r, const struct hostfw_net *to)
+{
+	struct nftnl_expr *e;
+	uint16_t port = htons((uint16_t)to->port);
+
+	if ((e = nftnl_expr_alloc("immediate")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+	nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, to->addr,
+	    to->family == AF_INET ? 4 : 16);
+	if (fw_expr(r, e) != 0 || (e = nftnl_expr_alloc("immediate")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_2);
+	nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &port, sizeof(port));
+	if (fw_expr(r, e) != 0 || (e = nftnl_expr_alloc("nat")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FAMILY, (uint32_t)fw_nfproto(to));
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FLAGS,
+	    NF_NAT_RANGE_PROTO_SPECIFIED);
+	return fw_expr(r, e);
+}
+
+/* The expressions of one rule, in the order fw_print_rule() writes them. */
+static int
+fw_build_exprs(struct nftnl_rule *nr, const struct fw_rule *r, uid_t uid,
+    uint32_t lo)
+{
+	struct nftnl_expr *e;
+	uint32_t u = (uint32_t)uid;
+	uint16_t port = htons((uint16_t)r->dport);
+	uint8_t b;
+
+	if (r->oif_lo && (fw_meta(nr, NFT_META_OIF) != 0 ||
+	    fw_cmp(nr, NFT_CMP_EQ, &lo, sizeof(lo)) != 0))
+		return -1;
+	if (r->ct_estrel && fw_ct_estrel(nr) != 0)
+		return -1;
+	if (r->skuid_op != 0 && (fw_meta(nr, NFT_META_SKUID) != 0 ||
+	    fw_cmp(nr, r->skuid_op == 2 ? NFT_CMP_NEQ : NFT_CMP_EQ, &u,
+	    sizeof(u)) != 0))
+		return -1;
+	if (r->nfproto != 0) {
+		b = (uint8_t)r->nfproto;
+		if (fw_meta(nr, NFT_META_NFPROTO) != 0 ||
+		    fw_cmp(nr, NFT_CMP_EQ, &b, sizeof(b)) != 0)
+			return -1;
+	}
+	if (r->daddr != NULL && fw_daddr(nr, r->daddr) != 0)
+		return -1;
+	if (r->l4proto != 0) {
+		b = (uint8_t)r->l4proto;
+		if (fw_meta(nr, NFT_META_L4PROTO) != 0 ||
+		    fw_cmp(nr, NFT_CMP_EQ, &b, sizeof(b)) != 0)
+			return -1;
+		b = (uint8_t)r->icmp6type;
+		if (r->icmp6type != 0 && (fw_payload(nr,
+		    NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1) != 0 ||
+		    fw_cmp(nr, NFT_CMP_EQ, &b, sizeof(b)) != 0))
+			return -1;
+		/* the destination port: bytes 2-3 of TCP and UDP alike */
+		if (r->dport != 0 && (fw_payload(nr,
+		    NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2) != 0 ||
+		    fw_cmp(nr, NFT_CMP_EQ, &port, sizeof(port)) != 0))
+			return -1;
+	}
+	if (r->counter != NULL) {
+		if ((e = nftnl_expr_alloc("objref")) == NULL)
+			return -1;
+		nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE,
+		    NFT_OBJECT_COUNTER);
+		nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, r->counter);
+		if (fw_expr(nr, e) != 0)
+			return -1;
+	}
+	switch (r->verdict) {
+	case FW_ACCEPT:
+		return fw_verdict(nr, NF_ACCEPT);
+	case FW_DROP:
+		return fw_verdict(nr, NF_DROP);
+	case FW_REJECT_TCP:
+		return fw_reject(nr, NFT_REJECT_TCP_RST, 0);
+	case FW_REJECT_ICMP:
+		return fw_reject(nr, NFT_REJECT_ICMP_UNREACH, FW_ICMP_ADMIN);
+	case FW_REJECT_ICMPV6:
+		return fw_reject(nr, NFT_REJECT_ICMP_UNREACH, FW_ICMPV6_ADMIN);
+	case FW_REJECT_ICMPX:
+		return fw_reject(nr, NFT_REJECT_ICMPX_UNREACH,
+		    NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+	case FW_DNAT:
+		return fw_dnat(nr, r->to);
+	}
+	return -1;
+}
+
+/* A batch being written: its buffer, and how many messages want an answer. */
+struct fw_batch {
+	struct mnl_nlmsg_batch	*b;
+	char			*buf;
+	uint32_t		 seq;
+	size_t			 nmsg;
+	int			 full;
+};
+
+static struct nlmsghdr *
+fw_batch_msg(struct fw_batch *fb, uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(fb->b), type,
+	    NFPROTO_INET, flags | NLM_F_ACK, fb->seq++);
+	fb->nmsg++;
+	return nlh;
+}
+
+static void
+fw_batch_next(struct fw_batch *fb)
+{
+	if (!mnl_nlmsg_batch_next(fb->b))
+		fb->full = 1;
+}
+
+static int
+fw_batch_start(struct fw_batch *fb)
+{
+	memset(fb, 0, sizeof(*fb));
+	fb->seq = (uint32_t)time(NULL);
+	if ((fb->buf = malloc(FW_BATCH_MAX)) == NULL)
+		return -1;
+	/* room for one more message than is filled: see mnl_nlmsg_batch */
+	if ((fb->b = mnl_nlmsg_batch_start(fb->buf, FW_BATCH_MAX / 2)) ==
+	    NULL) {
+		free(fb->buf);
+		fb->buf = NULL;
+		return -1;
+	}
+	nftnl_batch_begin(mnl_nlmsg_batch_current(fb->b), fb->seq++);
+	fw_batch_next(fb);
+	return 0;
+}
+
+static void
+fw_batch_release(struct fw_batch *fb)
+{
+	if (fb->b != NULL)
+		mnl_nlmsg_batch_stop(fb->b);
+	free(fb->buf);
+	fb->b = NULL;
+	fb->buf = NULL;
+}
+
+static void
+fw_batch_table(struct fw_batch *fb, uint16_t type, uint16_t flags,
+    struct nftnl_table *t)
+{
+	nftnl_table_nlmsg_build_payload(fw_batch_msg(fb, type, flags), t);
+	fw_batch_next(fb);
+}
+
+/*
+ * Sends the batch and reads one answer for each of its messages.  Returns
+ * 0 when every one was an acknowledgement, else the first error (errno
+ * value): the kernel then applied none of it.
+ */
+static int
+fw_batch_send(struct fw_batch *fb, struct mnl_socket *nl)
+{
+	struct nlmsghdr *nlh;
+	struct nlmsgerr *err;
+	char *rbuf;
+	size_t acks = 0;
+	ssize_t n;
+	int r = 0, len;
+
+	nftnl_batch_end(mnl_nlmsg_batch_current(fb->b), fb->seq++);
+	fw_batch_next(fb);
+	if (fb->full)
+		return EMSGSIZE;
+	if ((rbuf = malloc(FW_RECV_MAX)) == NULL)
+		return ENOMEM;
+	if (mnl_socket_sendto(nl, mnl_nlmsg_batch_head(fb->b),
+	    mnl_nlmsg_batch_size(fb->b)) < 0) {
+		r = errno;
+		goto out;
+	}
+	while (acks < fb->nmsg && r == 0) {
+		if ((n = mnl_socket_recvfrom(nl, rbuf, FW_RECV_MAX)) <= 0) {
+			r = n == 0 ? EPIPE : errno;
+			break;
+		}
+		len = (int)n;
+		for (nlh = (struct nlmsghdr *)rbuf; mnl_nlmsg_ok(nlh, len);
+		    nlh = mnl_nlmsg_next(nlh, &len)) {
+			if (nlh->nlmsg_type != NLMSG_ERROR)
+				continue;
+			err = mnl_nlmsg_get_payload(nlh);
+			if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*err))) {
+				r = EBADMSG;
+				break;
+			}
+			if (err->error != 0) {
+				r = -err->error;
+				break;
+			}
+			acks++;
+		}
+	}
+ out:
+	free(rbuf);
+	return r;
+}
+
+static struct nftnl_table *
+fw_table_new(void)
+{
+	struct nftnl_table *t;
+
+	if ((t = nftnl_table_alloc()) == NULL)
+		return NULL;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, HOSTFW_TABLE);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	return t;
+}
+
+/* The counters, chains and rules of l, into the batch. */
+static int
+fw_batch_ruleset(struct fw_batch *fb, const struct fw_list *l, uid_t uid)
+{
+	struct nftnl_obj *o;
+	struct nftnl_chain *ch;
+	struct nftnl_rule *nr;
+	struct nftnl_udata_buf *ud;
+	uint32_t lo;
+	size_t i, c;
+
+	if ((lo = if_nametoindex("lo")) == 0)
+		lo = 1;
+	for (i = 0; i < FW_COUNTER_COUNT; i++) {
+		if ((o = nftnl_obj_alloc()) == NULL)
+			return -1;
+		nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, HOSTFW_TABLE);
+		nftnl_obj_set_str(o, NFTNL_OBJ_NAME, fw_counters[i]);
+		nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, NFPROTO_INET);
+		nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
+		nftnl_obj_nlmsg_build_payload(fw_batch_msg(fb, NFT_MSG_NEWOBJ,
+		    NLM_F_CREATE | NLM_F_EXCL), o);
+		nftnl_obj_free(o);
+		fw_batch_next(fb);
+	}
+	for (c = 0; c < FW_CHAIN_COUNT; c++) {
+		if (!fw_chain_used(l, (enum fw_chain)c))
+			continue;
+		if ((ch = nftnl_chain_alloc()) == NULL)
+			return -1;
+		nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, HOSTFW_TABLE);
+		nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, fw_chains[c].name);
+		nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+		nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, fw_chains[c].type);
+		nftnl_chain_set_u32(ch, NFTNL_CHAIN_HOOKNUM, fw_chains[c].hook);
+		nftnl_chain_set_s32(ch, NFTNL_CHAIN_PRIO, fw_chains[c].prio);
+		nftnl_chain_set_u32(ch, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+		nftnl_chain_nlmsg_build_payload(fw_batch_msg(fb,
+		    NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_EXCL), ch);
+		nftnl_chain_free(ch);
+		fw_batch_next(fb);
+	}
+	for (i = 0; i < l->n; i++) {
+		if ((nr = nftnl_rule_alloc()) == NULL)
+			return -1;
+		nftnl_rule_set_str(nr, NFTNL_RULE_TABLE, HOSTFW_TABLE);
+		nftnl_rule_set_str(nr, NFTNL_RULE_CHAIN,
+		    fw_chains[l->r[i].chain].name);
+		nftnl_rule_set_u32(nr, NFTNL_RULE_FAMILY, NFPROTO_INET);
+		if ((ud = nftnl_udata_buf_alloc(FW_COMMENT_MAX + 8)) == NULL) {
+			nftnl_rule_free(nr);
+			return -1;
+		}
+		if (!nftnl_udata_put_strz(ud, NFTNL_UDATA_RULE_COMMENT,
+		    l->r[i].comment) ||
+		    nftnl_rule_set_data(nr, NFTNL_RULE_USERDATA,
+		    nftnl_udata_buf_data(ud), nftnl_udata_buf_len(ud)) != 0 ||
+		    fw_build_exprs(nr, &l->r[i], uid, lo) != 0) {
+			nftnl_udata_buf_free(ud);
+			nftnl_rule_free(nr);
+			return -1;
+		}
+		nftnl_udata_buf_free(ud);
+		nftnl_rule_nlmsg_build_payload(fw_batch_msg(fb,
+		    NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND), nr);
+		nftnl_rule_free(nr);
+		fw_batch_next(fb);
+	}
+	return 0;
+}
+
+int
+hostfw_install(const struct hostfw_config *cfg, char *why, size_t whylen)
+{
+	struct fw_batch fb;
+	struct fw_list *l;
+	struct mnl_socket *nl = NULL;
+	struct nftnl_table *t = NULL;
+	int r = -1, e;
+
+	memset(&fb, 0, sizeof(fb));
+	if ((l = malloc(sizeof(*l))) == NULL || (t = fw_table_new()) == NULL ||
+	    fw_batch_start(&fb) != 0) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	if (fw_rules(cfg, l) != 0) {
+		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
+		goto out;
+	}
+	/*
+	 * Add (a no-op when it is there), delete, add: the old table and
+	 * the new one swap inside one transaction, with no moment between
+	 * them when neither holds.
+	 */
+	fw_batch_table(&fb, NFT_MSG_NEWTABLE, NLM_F_CREATE, t);
+	fw_batch_table(&fb, NFT_MSG_DELTABLE, 0, t);
+	fw_batch_table(&fb, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, t);
+	if (fw_batch_ruleset(&fb, l, cfg->uid) != 0) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	if ((nl = fw_open(why, whylen)) == NULL)
+		goto out;
+	if ((e = fw_batch_send(&fb, nl)) != 0) {
+		fw_errno_text(e, "nftables refused the table (nothing was "
+		    "changed)", why, whylen);
+		goto out;
+	}
+	r = 0;
+ out:
+	if (nl != NULL)
+		mnl_socket_close(nl);
+	fw_batch_release(&fb);
+	if (t != NULL)
+		nftnl_table_free(t);
+	free(l);
+	return r;
+}
+
+int
+hostfw_remove(char *why, size_t whylen)
+{
+	struct fw_batch fb;
+	struct mnl_socket *nl = NULL;
+	struct nftnl_table *t = NULL;
+	int r = -1, e;
+
+	memset(&fb, 0, sizeof(fb));
+	if ((t = fw_table_new()) == NULL || fw_batch_start(&fb) != 0) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	fw_batch_table(&fb, NFT_MSG_DELTABLE, 0, t);
+	if ((nl = fw_open(why, whylen)) == NULL)
+		goto out;
+	if ((e = fw_batch_send(&fb, nl)) == ENOENT)
+		r = 0;
+	else if (e != 0)
+		fw_errno_text(e, "cannot delete the table", why, whylen);
+	else
+		r = 1;
+ out:
+	if (nl != NULL)
+		mnl_socket_close(nl);
+	fw_batch_release(&fb);
+	if (t != NULL)
+		nftnl_table_free(t);
+	return r;
+}
 
 int
 hostfw_active(char *why, size_t whylen)
@@ -32,12 +1008,8 @@ hostfw_active(char *why, size_t whylen)
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	if ((nl = mnl_socket_open(NETLINK_NETFILTER)) == NULL ||
-	    mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(why, whylen, "cannot open a netfilter netlink "
-		    "socket: %s", strerror(errno));
+	if ((nl = fw_open(why, whylen)) == NULL)
 		goto out;
-	}
 	portid = mnl_socket_get_portid(nl);
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, HOSTFW_TABLE);
 	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET,
@@ -70,4 +1042,178 @@ hostfw_active(char *why, size_t whylen)
 		mnl_socket_close(nl);
 	nftnl_table_free(t);
 	return r;
+}
+
+/* What a dump of the table's rules or counters collects. */
+struct fw_show {
+	FILE		*out;
+	size_t		 n;		/* seen, at most FW_SHOW_MAX */
+	char		 chain[64];	/* the chain of the last rule shown */
+};
+
+static int
+fw_comment_cb(const struct nftnl_udata *attr, void *data)
+{
+	const char **comment = data;
+	const char *v = nftnl_udata_get(attr);
+	uint8_t len = nftnl_udata_len(attr);
+
+	if (nftnl_udata_type(attr) == NFTNL_UDATA_RULE_COMMENT && len > 0 &&
+	    v[len - 1] == '\0')
+		*comment = v;
+	return MNL_CB_OK;
+}
+
+static int
+fw_rule_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct fw_show *s = data;
+	struct nftnl_rule *r;
+	const char *chain, *table, *comment = NULL, *words;
+	const void *ud;
+	uint32_t udlen = 0;
+	size_t c;
+
+	if (s->n++ >= FW_SHOW_MAX)
+		return MNL_CB_OK;
+	if ((r = nftnl_rule_alloc()) == NULL)
+		return MNL_CB_ERROR;
+	if (nftnl_rule_nlmsg_parse(nlh, r) < 0) {
+		nftnl_rule_free(r);
+		return MNL_CB_ERROR;
+	}
+	table = nftnl_rule_get_str(r, NFTNL_RULE_TABLE);
+	chain = nftnl_rule_get_str(r, NFTNL_RULE_CHAIN);
+	if (table == NULL || strcmp(table, HOSTFW_TABLE) != 0 ||
+	    chain == NULL) {
+		nftnl_rule_free(r);
+		return MNL_CB_OK;
+	}
+	if (strcmp(chain, s->chain) != 0) {
+		words = "";
+		for (c = 0; c < FW_CHAIN_COUNT; c++)
+			if (strcmp(chain, fw_chains[c].name) == 0)
+				words = fw_chains[c].words;
+		fprintf(s->out, "chain %s%s%s:\n", chain, *words != '\0' ?
+		    ", " : "", words);
+		snprintf(s->chain, sizeof(s->chain), "%s", chain);
+	}
+	if ((ud = nftnl_rule_get_data(r, NFTNL_RULE_USERDATA, &udlen)) !=
+	    NULL)
+		nftnl_udata_parse(ud, udlen, fw_comment_cb, &comment);
+	fprintf(s->out, "  %s\n", comment != NULL ? comment :
+	    "(a rule without a comment: not made by intutic)");
+	nftnl_rule_free(r);
+	return MNL_CB_OK;
+}
+
+static int
+fw_obj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct fw_show *s = data;
+	struct nftnl_obj *o;
+	const char *name, *table;
+
+	if (s->n++ >= FW_SHOW_MAX)
+		return MNL_CB_OK;
+	if ((o = nftnl_obj_alloc()) == NULL)
+		return MNL_CB_ERROR;
+	if (nftnl_obj_nlmsg_parse(nlh, o) < 0) {
+		nftnl_obj_free(o);
+		return MNL_CB_ERROR;
+	}
+	table = nftnl_obj_get_str(o, NFTNL_OBJ_TABLE);
+	name = nftnl_obj_get_str(o, NFTNL_OBJ_NAME);
+	if (table != NULL && strcmp(table, HOSTFW_TABLE) == 0 &&
+	    name != NULL && nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE) ==
+	    NFT_OBJECT_COUNTER)
+		fprintf(s->out, "  %-22s %llu packets, %llu bytes\n", name,
+		    (unsigned long long)nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_PKTS),
+		    (unsigned long long)nftnl_obj_get_u64(o,
+		    NFTNL_OBJ_CTR_BYTES));
+	nftnl_obj_free(o);
+	return MNL_CB_OK;
+}
+
+/* One dump request (rules or objects of the table), answered into cb. */
+static int
+fw_dump(struct mnl_socket *nl, uint16_t type, mnl_cb_t cb,
+    struct fw_show *s)
+{
+	struct nftnl_rule *r = NULL;
+	struct nftnl_obj *o = NULL;
+	struct nlmsghdr *nlh;
+	char *buf;
+	uint32_t seq = (uint32_t)time(NULL), portid;
+	ssize_t n;
+	int ret = MNL_CB_OK, e = 0;
+
+	if ((buf = malloc(FW_RECV_MAX)) == NULL)
+		return ENOMEM;
+	nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET, NLM_F_DUMP, seq);
+	if (type == NFT_MSG_GETRULE) {
+		if ((r = nftnl_rule_alloc()) == NULL) {
+			e = ENOMEM;
+			goto out;
+		}
+		nftnl_rule_set_str(r, NFTNL_RULE_TABLE, HOSTFW_TABLE);
+		nftnl_rule_nlmsg_build_payload(nlh, r);
+	} else {
+		if ((o = nftnl_obj_alloc()) == NULL) {
+			e = ENOMEM;
+			goto out;
+		}
+		nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, HOSTFW_TABLE);
+		nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
+		nftnl_obj_nlmsg_build_payload(nlh, o);
+	}
+	portid = mnl_socket_get_portid(nl);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		e = errno;
+		goto out;
+	}
+	while (ret > MNL_CB_STOP) {
+		if ((n = mnl_socket_recvfrom(nl, buf, FW_RECV_MAX)) <= 0) {
+			e = n == 0 ? EPIPE : errno;
+			goto out;
+		}
+		ret = mnl_cb_run(buf, (size_t)n, seq, portid, cb, s);
+	}
+	if (ret == MNL_CB_ERROR)
+		e = errno != 0 ? errno : EBADMSG;
+ out:
+	if (r != NULL)
+		nftnl_rule_free(r);
+	if (o != NULL)
+		nftnl_obj_free(o);
+	free(buf);
+	return e;
+}
+
+int
+hostfw_show(FILE *out, char *why, size_t whylen)
+{
+	struct fw_show s;
+	struct mnl_socket *nl;
+	int e;
+
+	if ((nl = fw_open(why, whylen)) == NULL)
+		return -1;
+	memset(&s, 0, sizeof(s));
+	s.out = out;
+	if ((e = fw_dump(nl, NFT_MSG_GETRULE, fw_rule_cb, &s)) != 0) {
+		fw_errno_text(e, "cannot read the rules", why, whylen);
+		mnl_socket_close(nl);
+		return -1;
+	}
+	fprintf(out, "counters:\n");
+	memset(&s, 0, sizeof(s));
+	s.out = out;
+	if ((e = fw_dump(nl, NFT_MSG_GETOBJ, fw_obj_cb, &s)) != 0) {
+		fw_errno_text(e, "cannot read the counters", why, whylen);
+		mnl_socket_close(nl);
+		return -1;
+	}
+	mnl_socket_close(nl);
+	return 0;
 }

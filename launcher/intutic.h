@@ -29,6 +29,7 @@ struct cmd_entry {
 };
 
 extern const struct cmd_entry cmd_doctor_entry;
+extern const struct cmd_entry cmd_enforce_entry;
 extern const struct cmd_entry cmd_exec_entry;
 extern const struct cmd_entry cmd_rules_entry;
 extern const struct cmd_entry cmd_start_entry;

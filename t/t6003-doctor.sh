@@ -347,7 +347,7 @@ test_expect_success 'nftables in this namespace: usable; enforce not active' '
 	use_bin bin-none &&
 	doctor &&
 	expect_line nftables ok "usable" &&
-	expect_line enforce missing "not active (no table inet intutic); fix: \`intutic enforce\` (not in this version yet)"
+	expect_line enforce missing "not active (no table inet intutic); fix: \`intutic enforce on\`"
 '
 
 test_expect_success SETPRIV 'without root: nftables cannot be told, said so; the rest still runs' '

@@ -124,7 +124,7 @@ test_expect_success 'a proxy bound to loopback only: 125 with the exact fix, not
 		>out 2>err || rc=$? &&
 	test "$rc" = 125 &&
 	test_grep -F "INTUTIC_PROXY_BIND=127.0.0.1,$SANDBOX_GATEWAY" err &&
-	sandbox_podman ps -a --filter label=intutic.version --format "{{.Names}}" >ps &&
+	sandbox_podman ps -a --filter label=intutic.run --format "{{.Names}}" >ps &&
 	test_must_be_empty ps
 '
 

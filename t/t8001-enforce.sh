@@ -1,0 +1,261 @@
+#!/bin/sh
+test_description='enforce: the host firewall (nftables table inet intutic), in namespaces'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+
+# This script's namespace is "host": the proxy runs there as PROXY_UID, the
+# test's client as USER_UID.  "outside" is a second namespace the script
+# makes, joined by a veth pair; only its addresses (and loopback) are ever
+# targets.  `intutic enforce` and nft run only in "host".
+test_isolate_netns
+test_require_proxy curl nft setpriv capsh
+PY=/usr/bin/python3	# the users the test runs as can run it
+PROXY_UID=65534		# nobody
+USER_UID=4242		# no such user: a plain uid, not the proxy's
+HOST4=10.200.0.1 OUT4=10.200.0.2 HOST6=fd00:200::1 OUT6=fd00:200::2
+OUTSIDE=intutic-t8001-outside-$$
+FAST_MS=1000		# a rejection answers within this
+
+# outside_teardown: stop what runs in "outside" (only the servers this
+# script started, by PID), then delete it.
+OUTSIDE_PIDS=
+outside_teardown () {
+	for p in $OUTSIDE_PIDS; do
+		test_stop_child_ "$p"
+	done
+	ip netns delete "$OUTSIDE" 2>/dev/null
+	return 0
+}
+
+# start_outside NAME SCRIPT ARGS...: t/helpers/SCRIPT in "outside";
+# exports <NAME>_PORT.
+start_outside () {
+	n=$1 s=$2
+	shift 2
+	mkdir -p srv && rm -f "srv/$n.port" &&
+	ip netns exec "$OUTSIDE" python3 "$top_srcdir/t/helpers/$s" \
+		--port-file "srv/$n.port" "$@" </dev/null >>"srv/$n.log" 2>&1 &
+	OUTSIDE_PIDS="$OUTSIDE_PIDS $!"
+	test_wait_for_file "srv/$n.port" 10 &&
+	eval "$(test_var_name_ "$n")_PORT=\$(cat srv/\$n.port)"
+}
+
+# as UID CMD...: CMD with that uid and gid, no groups.
+as () {
+	u=$1
+	shift
+	setpriv --reuid="$u" --regid="$u" --clear-groups -- "$@"
+}
+
+# probe UID tcp|udp ADDR PORT: as UID, one connection (tcp), or one
+# datagram and its answer (udp: a DNS query), bounded by 5 s; prints "ok
+# MS" or "fail MS", exits 0 when it got through.
+PROBE_PY='
+import socket, sys, time
+proto, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+t = time.monotonic()
+try:
+    if proto == "tcp":
+        s = socket.create_connection((host, port), timeout=5)
+    else:
+        s = socket.socket(fam, socket.SOCK_DGRAM)
+        s.settimeout(5)
+        s.connect((host, port))
+        s.send(b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01x\x04test\x00\x00\x01\x00\x01")
+        s.recv(512)
+    ok = True
+except OSError as e:
+    ok = False
+    sys.stderr.write("%s\n" % e)
+print("%s %d" % ("ok" if ok else "fail", (time.monotonic() - t) * 1000))
+sys.exit(0 if ok else 1)
+'
+probe () {
+	u=$1
+	shift
+	as "$u" "$PY" -c "$PROBE_PY" "$@"
+}
+
+# fails_fast UID tcp|udp ADDR PORT: the probe fails, within FAST_MS.
+fails_fast () {
+	! probe "$@" >probe.out &&
+	read -r verdict ms <probe.out &&
+	test_diag "$* : $verdict in $ms ms" &&
+	test "$ms" -lt "$FAST_MS"
+}
+
+# start_proxy_as UID: intutic-proxy as UID on HOST4, port 0; PPORT, PROXY_PID_.
+start_proxy_as () {
+	# setpriv itself, not the function as: $! must be the proxy
+	setpriv --reuid="$1" --regid="$1" --clear-groups -- \
+		"$top_builddir/proxy/intutic-proxy" --rules "$PWD/rules.yaml" \
+		--bind "$HOST4" --port 0 --state-dir "$PWD/pstate" \
+		--resolv-conf "$PWD/resolv.conf" --hosts "$PWD/hosts" \
+		</dev/null >>proxy.log 2>&1 &
+	PROXY_PID_=$!
+	test_atexit "test_stop_child_ $PROXY_PID_" &&
+	test_wait_for_file pstate/proxy.json 10 &&
+	PPORT=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))[\"port\"])" pstate/proxy.json)
+}
+
+norm_counters () {
+	sed 's/packets [0-9]* bytes [0-9]*/packets 0 bytes 0/' "$1"
+}
+
+test_expect_success 'setup: outside, veth, servers, the proxy as its own user' '
+	test_atexit outside_teardown &&
+	ip netns add "$OUTSIDE" &&
+	ip link add veth-host type veth peer name veth-out netns "$OUTSIDE" &&
+	ip addr add "$HOST4/24" dev veth-host &&
+	ip -6 addr add "$HOST6/64" dev veth-host nodad &&
+	ip link set veth-host up &&
+	ip netns exec "$OUTSIDE" ip link set lo up &&
+	ip netns exec "$OUTSIDE" ip addr add "$OUT4/24" dev veth-out &&
+	ip netns exec "$OUTSIDE" ip -6 addr add "$OUT6/64" dev veth-out nodad &&
+	ip netns exec "$OUTSIDE" ip link set veth-out up &&
+	start_outside origin origin.py --bind "$OUT4" --name origin.test &&
+	start_outside echo6 echo.py --bind "$OUT6" &&
+	start_outside udp dnsd.py --bind "$OUT4" &&
+	write_hosts hosts origin.test="$OUT4" &&
+	printf "%s\n" "version: 1" "ports: [$ORIGIN_PORT]" "allow:" \
+		"  - origin.test" "  - \"10.200.0.0/24\"" >rules.yaml &&
+	write_resolv_conf &&
+	mkdir pstate && chown "$PROXY_UID" pstate &&
+	start_proxy_as "$PROXY_UID" &&
+	test_diag "proxy pid $PROXY_PID_ uid $PROXY_UID on $HOST4:$PPORT" &&
+	ip -6 route get "$OUT6" >/dev/null
+'
+
+test_expect_success 'without enforce the test user gets out directly' '
+	probe "$USER_UID" tcp "$OUT4" "$ORIGIN_PORT" &&
+	probe "$USER_UID" tcp "$OUT6" "$ECHO6_PORT" &&
+	probe "$USER_UID" udp "$OUT4" "$UDP_PORT"
+'
+
+test_expect_success 'a foreign table, and the ruleset before' '
+	nft add table inet foreign &&
+	nft add chain inet foreign c "{ type filter hook output priority 10; policy accept; }" &&
+	nft add rule inet foreign c tcp dport 9 counter accept &&
+	nft list ruleset >before.rules
+'
+
+test_expect_success 'status while off: exit 3' '
+	test_expect_code 3 "$INTUTIC" enforce status >st.out &&
+	test_grep "^enforce: off" st.out
+'
+
+test_expect_success 'no proxy and no --proxy-user: 125, nothing installed' '
+	mkdir empty &&
+	test_expect_code 125 "$INTUTIC" enforce on --state-dir "$PWD/empty" 2>err &&
+	test_grep "does not run" err &&
+	nft list ruleset >now.rules && test_cmp before.rules now.rules
+'
+
+test_expect_success 'proxy user root: 125, nothing installed' '
+	test_expect_code 125 "$INTUTIC" enforce on --proxy-user root --state-dir "$PWD/empty" 2>err &&
+	test_grep "root" err &&
+	nft list ruleset >now.rules && test_cmp before.rules now.rules
+'
+
+test_expect_success 'no CAP_NET_ADMIN: 125, nothing installed' '
+	test_expect_code 125 capsh --drop=cap_net_admin -- -c "exec \"\$0\" enforce on --state-dir \"\$1\"" "$INTUTIC" "$PWD/pstate" 2>err &&
+	test_grep "CAP_NET_ADMIN" err &&
+	nft list ruleset >now.rules && test_cmp before.rules now.rules
+'
+
+test_expect_success 'on: the owner of the running proxy, its address; --dry-run is what gets installed' '
+	"$INTUTIC" enforce on --state-dir "$PWD/pstate" --dry-run >dry.nft &&
+	test_grep "meta skuid $PROXY_UID accept" dry.nft &&
+	test_grep "ip daddr $HOST4 tcp dport $PPORT accept" dry.nft &&
+	nft list ruleset >now.rules && test_cmp before.rules now.rules &&
+	"$INTUTIC" enforce on --state-dir "$PWD/pstate" &&
+	nft list table inet intutic >live.nft &&
+	# the counters may have counted already: only their values are set to 0
+	norm_counters live.nft >live0.nft &&
+	test_cmp dry.nft live0.nft &&
+	nft list table inet foreign >foreign.now &&
+	sed -n "/^table inet foreign/,/^}/p" before.rules >foreign.before &&
+	test_cmp foreign.before foreign.now
+'
+
+test_expect_success 'status while on: exit 0, the rules in words, the counters' '
+	"$INTUTIC" enforce status >st.out &&
+	test_grep "^enforce: on" st.out &&
+	test_grep "the proxy.s user \\(uid $PROXY_UID\\)" st.out &&
+	test_grep "the proxy at $HOST4:$PPORT" st.out &&
+	test_grep "reject_ipv4_tcp +[0-9]+ packets" st.out
+'
+
+test_expect_success 'the test user: direct TCP, UDP, IPv6 to outside fail at once, counted' '
+	fails_fast "$USER_UID" tcp "$OUT4" "$ORIGIN_PORT" &&
+	fails_fast "$USER_UID" udp "$OUT4" "$UDP_PORT" &&
+	fails_fast "$USER_UID" tcp "$OUT6" "$ECHO6_PORT" &&
+	fails_fast 0 tcp "$OUT4" "$ORIGIN_PORT" &&
+	"$INTUTIC" enforce status >st.out &&
+	test_grep "reject_ipv4_tcp +[1-9][0-9]* packets" st.out &&
+	test_grep "reject_ipv4_udp +[1-9][0-9]* packets" st.out &&
+	test_grep "reject_ipv6_tcp +[1-9][0-9]* packets" st.out
+'
+
+test_expect_success 'the test user: DNS is rejected at once' '
+	fails_fast "$USER_UID" udp "$OUT4" 53 &&
+	fails_fast "$USER_UID" tcp "$OUT4" 53 &&
+	"$INTUTIC" enforce status >st.out &&
+	test_grep "dns_rejected +[1-9][0-9]* packets" st.out
+'
+
+test_expect_success 'the test user: through the proxy, to an allowed name' '
+	as "$USER_UID" curl -sS --max-time 10 --proxy "http://$HOST4:$PPORT" \
+		"http://origin.test:$ORIGIN_PORT/" >got &&
+	echo "hello from origin.test:$ORIGIN_PORT" >expect &&
+	test_cmp expect got
+'
+
+test_expect_success 'the proxy user gets out directly (IPv4, IPv6, UDP)' '
+	probe "$PROXY_UID" tcp "$OUT4" "$ORIGIN_PORT" &&
+	probe "$PROXY_UID" tcp "$OUT6" "$ECHO6_PORT" &&
+	probe "$PROXY_UID" udp "$OUT4" "$UDP_PORT"
+'
+
+test_expect_success 'on twice: replaced, the same rules, no error' '
+	"$INTUTIC" enforce on --state-dir "$PWD/pstate" &&
+	nft list table inet intutic >live2.nft &&
+	norm_counters live2.nft >live20.nft &&
+	test_cmp dry.nft live20.nft &&
+	test "$(nft list ruleset | grep -c "^table inet intutic")" = 1
+'
+
+test_expect_success '--allow and --dns-to: the test user reaches the network, DNS goes to the filter' '
+	"$INTUTIC" enforce on --state-dir "$PWD/pstate" --allow "$OUT4/32:$UDP_PORT" \
+		--allow "[fd00:200::/64]:$ECHO6_PORT" --dns-to "127.0.0.1:$DNS_PORT" --dry-run >dry2.nft &&
+	"$INTUTIC" enforce on --state-dir "$PWD/pstate" --allow "$OUT4/32:$UDP_PORT" \
+		--allow "[fd00:200::/64]:$ECHO6_PORT" --dns-to "127.0.0.1:$DNS_PORT" &&
+	nft list table inet intutic >live3.nft &&
+	norm_counters live3.nft >live30.nft &&
+	test_cmp dry2.nft live30.nft &&
+	probe "$USER_UID" udp "$OUT4" "$UDP_PORT" &&
+	probe "$USER_UID" tcp "$OUT6" "$ECHO6_PORT" &&
+	fails_fast "$USER_UID" tcp "$OUT4" "$ORIGIN_PORT" &&
+	: >"$DNS_QUERY_LOG" &&
+	as "$USER_UID" "$PY" "$top_srcdir/t/helpers/client.py" dns --timeout 5 \
+		--server "$OUT4:53" redirected.test A >dns.out &&
+	test_grep "^redirected\\.test" "$DNS_QUERY_LOG"
+'
+
+test_expect_success 'off: exactly the ruleset from before; off twice' '
+	"$INTUTIC" enforce off >off.out &&
+	test_grep "removed" off.out &&
+	nft list ruleset >now.rules && test_cmp before.rules now.rules &&
+	"$INTUTIC" enforce off >off.out &&
+	test_grep "was not there" off.out &&
+	nft list ruleset >now.rules && test_cmp before.rules now.rules &&
+	test_expect_code 3 "$INTUTIC" enforce status >st.out &&
+	probe "$USER_UID" tcp "$OUT4" "$ORIGIN_PORT"
+'
+
+test_expect_success 'cleanup: the foreign table' '
+	nft delete table inet foreign
+'
+
+test_done
