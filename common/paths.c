@@ -35,6 +35,21 @@ paths_state_dir(char *buf, size_t len)
 }
 
 int
+paths_cache_dir(char *buf, size_t len)
+{
+	const char *v;
+	int n;
+
+	if ((v = getenv("XDG_CACHE_HOME")) != NULL && *v == '/')
+		n = snprintf(buf, len, "%s/intutic", v);
+	else if ((v = getenv("HOME")) != NULL && *v == '/')
+		n = snprintf(buf, len, "%s/.cache/intutic", v);
+	else
+		return fits(buf, len, -1);
+	return fits(buf, len, n);
+}
+
+int
 paths_state_file(const char *dir, char *buf, size_t len)
 {
 	return fits(buf, len, snprintf(buf, len, "%s/%s", dir,

@@ -22,6 +22,13 @@ int	 paths_state_dir(char *buf, size_t len);
  * DIR/proxy.json into buf.  Returns 0, or -1 when it does not fit (buf then
  * holds "").
  */
+/*
+ * intutic's cache directory: $XDG_CACHE_HOME/intutic when it is an absolute
+ * path, else $HOME/.cache/intutic.  0, or -1 when neither is set (or the
+ * name does not fit).
+ */
+int	 paths_cache_dir(char *buf, size_t len);
+
 int	 paths_state_file(const char *dir, char *buf, size_t len);
 
 #endif /* INTUTIC_PATHS_H */

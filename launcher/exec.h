@@ -54,13 +54,12 @@ struct exec_run {
 };
 
 /*
- * A way to run the command.  available() says whether it can be used here
- * (-1 and why when not); run() only returns on failure, with an exit
- * status.
+ * A way to run the command: run() checks what it needs, runs the command
+ * and returns its exit status (the host backend returns only on failure).
+ * No run(): not in this version.
  */
 struct exec_backend {
 	const char	*name;
-	int		(*available)(char *why, size_t whylen);
 	int		(*run)(const struct exec_run *);
 };
 

@@ -153,7 +153,7 @@ proc_kind(const struct proc *p, char *what, size_t len)
 	return kind;
 }
 
-static long long
+long long
 proc_now_ms(void)
 {
 	struct timespec ts;

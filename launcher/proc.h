@@ -55,4 +55,7 @@ int		 proc_wait_exit(const struct proc *p, int timeout_ms);
 /* Closes the handle; the process is not touched. */
 void		 proc_close(struct proc *p);
 
+/* Milliseconds on the monotonic clock, for deadlines. */
+long long	 proc_now_ms(void);
+
 #endif /* INTUTIC_PROC_H */

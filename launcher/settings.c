@@ -32,6 +32,7 @@
 #include <yaml.h>
 
 #include "fetch.h"
+#include "paths.h"
 #include "settings.h"
 
 #define SETTINGS_QUOTE_MAX	40	/* bytes of a value in a message */
@@ -758,16 +759,9 @@ sp_cache_map(struct sparse *p, void *arg)
 static int
 settings_cache_path(char *dir, size_t dirlen, char *path, size_t pathlen)
 {
-	const char *v;
 	int n;
 
-	if ((v = getenv("XDG_CACHE_HOME")) != NULL && *v == '/')
-		n = snprintf(dir, dirlen, "%s/intutic", v);
-	else if ((v = getenv("HOME")) != NULL && *v == '/')
-		n = snprintf(dir, dirlen, "%s/.cache/intutic", v);
-	else
-		return -1;
-	if (n < 0 || (size_t)n >= dirlen)
+	if (paths_cache_dir(dir, dirlen) != 0)
 		return -1;
 	n = snprintf(path, pathlen, "%s/%s", dir, SETTINGS_CACHE_FILE);
 	if (n < 0 || (size_t)n >= pathlen)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "spawn.h"
 
 extern char **environ;
@@ -55,22 +56,13 @@ spawn_which(const char *name, char *path, size_t len)
 	return -1;
 }
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int
 spawn_run(char *const argv[], char *const envp[], int show_err,
     int timeout_ms, char *out, size_t outlen, int *status, char *why,
     size_t whylen)
 {
 	posix_spawn_file_actions_t fa;
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = proc_now_ms() + timeout_ms;
 	size_t have = 0;
 	pid_t pid, w;
 	int pfd[2] = { -1, -1 }, rc, st, open_out = 1;
@@ -115,7 +107,7 @@ spawn_run(char *const argv[], char *const envp[], int show_err,
 		open_out = 0;
 	while (open_out) {
 		struct pollfd p = { pfd[0], POLLIN, 0 };
-		long long left = deadline - now_ms();
+		long long left = deadline - proc_now_ms();
 		ssize_t n;
 
 		if (left <= 0)
@@ -147,7 +139,7 @@ spawn_run(char *const argv[], char *const envp[], int show_err,
 			    strerror(errno));
 			return -1;
 		}
-		if (now_ms() < deadline) {
+		if (proc_now_ms() < deadline) {
 			nanosleep(&nap, NULL);
 			continue;
 		}

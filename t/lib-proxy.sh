@@ -184,6 +184,8 @@ test_netns_signal_ () {
 
 test_netns_exit_ () {
 	trap - EXIT
+	test -z "$test_netns_name_" || test -z "$test_netns_on_exit_" ||
+		"$test_netns_on_exit_" "$test_netns_name_"
 	test_netns_teardown_ || test "$1" != 0 || set -- 1
 	exit "$1"
 }
@@ -231,7 +233,15 @@ test_isolate_netns () {
 		test_skip_all "needs root and ip netns (network namespaces)"
 	command -v ip >/dev/null 2>&1 && ip netns list >/dev/null 2>&1 ||
 		test_skip_all "needs root and ip netns (network namespaces)"
+	test_netns_reexec_
+}
 
+# test_netns_reexec_: the outside half of test_isolate_netns, which see.
+# How the namespace is entered: test_netns_via_ "ip" (ip netns exec, the
+# default) or "nsenter" (nsenter --net=, which leaves /sys alone: what
+# runc needs); test_netns_on_exit_ names a function run with the
+# namespace's name before it is deleted (none by default).
+test_netns_reexec_ () {
 	# The script to run again: lib-test.sh has left the directory it was
 	# started from, so a relative $0 means "in $top_srcdir/t" (where make
 	# runs them from, and where $top_srcdir was found from otherwise).
@@ -252,11 +262,17 @@ test_isolate_netns () {
 		test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
 	fi
 	test_netns_name_=$test_netns_try_
+	if test "${test_netns_via_:-ip}" = nsenter; then
+		test_netns_enter_="nsenter --net=/var/run/netns/$test_netns_name_"
+	else
+		test_netns_enter_="ip netns exec $test_netns_name_"
+	fi
 	trap 'test_netns_exit_ $?' EXIT
 	trap 'test_netns_signal_ 129' HUP
 	trap 'test_netns_signal_ 130' INT
 	trap 'test_netns_signal_ 143' TERM
-	if ! test_netns_err_=$(ip netns exec "$test_netns_name_" ip link set lo up 2>&1); then
+	# shellcheck disable=SC2086 # the command is words (no spaces in names)
+	if ! test_netns_err_=$($test_netns_enter_ ip link set lo up 2>&1); then
 		test_netns_teardown_
 		test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
 	fi
@@ -265,8 +281,8 @@ test_isolate_netns () {
 	# removes and makes again the scratch directory: stand elsewhere.
 	test_done_called_='netns'
 	cd / || exit 1
-	# shellcheck disable=SC2086 # the options are words
-	ip netns exec "$test_netns_name_" env TEST_NETNS="$test_netns_name_" \
+	# shellcheck disable=SC2086 # the command and the options are words
+	$test_netns_enter_ env TEST_NETNS="$test_netns_name_" \
 		"$TEST_SHELL_PATH" "$test_netns_script_" $test_netns_opts_ &
 	test_netns_child_=$!
 	wait "$test_netns_child_"

@@ -161,13 +161,6 @@ test_sandbox_rm_labelled_ () {
 	return 0
 }
 
-test_sandbox_netns_exit_ () {
-	trap - EXIT
-	test -z "$test_netns_name_" || test_sandbox_rm_labelled_ "$test_netns_name_"
-	test_netns_teardown_ || test "$1" != 0 || set -- 1
-	exit "$1"
-}
-
 # sandbox_isolate_netns: test_isolate_netns for container tests.  Outside:
 # skips the script unless it is root and podman, runc, nsenter, debootstrap,
 # nft, flock and timeout are there; makes the base tarball when missing
@@ -197,58 +190,9 @@ sandbox_isolate_netns () {
 			test_skip_all "cannot build the base image offline: $test_sandbox_err_"
 	fi
 
-	case $0 in
-	/*)	test_netns_script_=$0 ;;
-	*)	test_netns_script_=$top_srcdir/t/${0##*/} ;;
-	esac
-	test -f "$test_netns_script_" ||
-		test_bug_ "cannot find this script again as '$test_netns_script_': run it by an absolute path"
-	test_netns_opts_=
-	test -z "$test_verbose_" || test_netns_opts_="$test_netns_opts_ -v"
-	test -z "$test_immediate_" || test_netns_opts_="$test_netns_opts_ -i"
-	test -z "$test_debug_" || test_netns_opts_="$test_netns_opts_ -d"
-
-	test_netns_gc_
-	test_netns_try_=intutic-t-$test_name_-$$
-	if ! test_netns_err_=$(ip netns add "$test_netns_try_" 2>&1); then
-		test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
-	fi
-	test_netns_name_=$test_netns_try_
-	trap 'test_sandbox_netns_exit_ $?' EXIT
-	trap 'test_netns_signal_ 129' HUP
-	trap 'test_netns_signal_ 130' INT
-	trap 'test_netns_signal_ 143' TERM
-	if ! test_netns_err_=$(nsenter --net="/var/run/netns/$test_netns_name_" ip link set lo up 2>&1); then
-		test_netns_teardown_
-		test_skip_all "cannot use a network namespace: $test_netns_err_"
-	fi
-
-	test_done_called_='netns'
-	cd / || exit 1
-	# shellcheck disable=SC2086 # the options are words
-	nsenter --net="/var/run/netns/$test_netns_name_" env TEST_NETNS="$test_netns_name_" \
-		"$TEST_SHELL_PATH" "$test_netns_script_" $test_netns_opts_ &
-	test_netns_child_=$!
-	wait "$test_netns_child_"
-	test_netns_status_=$?
-	if test -n "$test_netns_sig_"; then
-		test_netns_n_=$((TEST_NETNS_STOP_SECONDS * 10))
-		while test "$test_netns_n_" -gt 0 &&
-		    test_own_alive_ "$test_netns_child_"; do
-			sleep 0.1
-			test_netns_n_=$((test_netns_n_ - 1))
-		done
-		if test_own_alive_ "$test_netns_child_"; then
-			printf '%s\n' "# the script in $test_netns_name_ still runs ${TEST_NETNS_STOP_SECONDS}s after SIGTERM: SIGKILL"
-			kill -KILL "$test_netns_child_" 2>/dev/null
-		fi
-		wait "$test_netns_child_"
-		test_netns_code_=$?
-		test "$test_netns_code_" = 127 || test_netns_status_=$test_netns_code_
-		test "$test_netns_status_" != 0 || test_netns_status_=$test_netns_sig_
-	fi
-	test_netns_child_=
-	exit "$test_netns_status_"
+	test_netns_via_=nsenter
+	test_netns_on_exit_=test_sandbox_rm_labelled_
+	test_netns_reexec_
 }
 
 # --- podman -------------------------------------------------------------------
