@@ -74,6 +74,8 @@ struct sparse {
 
 static int	sp_fail(struct sparse *, const yaml_mark_t *, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
+static int	settings_parse_doc(enum settings_doc, const char *,
+		    const char *, size_t, void *, char *, size_t);
 
 /* "NAME:L:C: MSG" for a file, "NAME: line L column C: MSG" else; -1. */
 static int
@@ -638,21 +640,14 @@ static int
 settings_local_read(const char *path, enum settings_level *level, char *err,
     size_t errlen)
 {
-	struct sparse p;
 	char *buf;
 	size_t len;
 	int r;
 
 	if ((r = settings_slurp(path, 0, &buf, &len, err, errlen)) != 0)
 		return r;
-	memset(&p, 0, sizeof(p));
-	p.name = path;
-	p.is_file = 1;
-	p.buf = buf;
-	p.len = len;
-	p.err = err;
-	p.errlen = errlen;
-	r = sp_run(&p, sp_settings_map, level);
+	r = settings_parse_doc(SETTINGS_DOC_LOCAL, path, buf, len, level, err,
+	    errlen);
 	free(buf);
 	return r;
 }
@@ -753,6 +748,45 @@ sp_cache_map(struct sparse *p, void *arg)
 }
 
 /*
+ * Reads one document: `arg` is an enum settings_level for the API's
+ * answer and the local file, a struct settings_cache for the cache.
+ */
+static int
+settings_parse_doc(enum settings_doc doc, const char *name, const char *buf,
+    size_t len, void *arg, char *err, size_t errlen)
+{
+	struct sparse p;
+
+	memset(&p, 0, sizeof(p));
+	p.name = name;
+	p.json = doc != SETTINGS_DOC_LOCAL;
+	p.is_file = doc == SETTINGS_DOC_LOCAL;
+	p.buf = buf;
+	p.len = len;
+	p.err = err;
+	p.errlen = errlen;
+	return sp_run(&p, doc == SETTINGS_DOC_CACHE ? sp_cache_map :
+	    sp_settings_map, arg);
+}
+
+int
+settings_parse(enum settings_doc doc, const char *name, const char *buf,
+    size_t len, enum settings_level *level, char *err, size_t errlen)
+{
+	struct settings_cache c;
+	int r;
+
+	if (doc != SETTINGS_DOC_CACHE)
+		return settings_parse_doc(doc, name, buf, len, level, err,
+		    errlen);
+	memset(&c, 0, sizeof(c));
+	if ((r = settings_parse_doc(doc, name, buf, len, &c, err,
+	    errlen)) == 0)
+		*level = c.level;
+	return r;
+}
+
+/*
  * The cache's directory and file: $XDG_CACHE_HOME/intutic when it is an
  * absolute path, else $HOME/.cache/intutic.  -1 when neither is set.
  */
@@ -774,7 +808,6 @@ static int
 settings_cache_read(const char *path, struct settings_cache *c, char *why,
     size_t whylen)
 {
-	struct sparse p;
 	char name[PATH_MAX + 32];
 	char *buf;
 	size_t len;
@@ -784,14 +817,8 @@ settings_cache_read(const char *path, struct settings_cache *c, char *why,
 	if ((r = settings_slurp(path, 1, &buf, &len, why, whylen)) != 0)
 		return r;
 	settings_fmt(name, sizeof(name), "the cache '%s' is malformed", path);
-	memset(&p, 0, sizeof(p));
-	p.name = name;
-	p.json = 1;
-	p.buf = buf;
-	p.len = len;
-	p.err = why;
-	p.errlen = whylen;
-	r = sp_run(&p, sp_cache_map, c);
+	r = settings_parse_doc(SETTINGS_DOC_CACHE, name, buf, len, c, why,
+	    whylen);
 	free(buf);
 	if (r != 0)
 		memset(c, 0, sizeof(*c));
@@ -1025,7 +1052,6 @@ settings_fetch(const char *url, const char *token, const char *ca,
     enum settings_level *level, char *why, size_t whylen)
 {
 	struct fetch_req req;
-	struct sparse p;
 	char full[SETTINGS_URL_MAX + sizeof(SETTINGS_API_PATH)];
 	char ferr[FETCH_ERROR_MAX];
 	char *body = NULL;
@@ -1056,14 +1082,8 @@ settings_fetch(const char *url, const char *token, const char *ca,
 		    token == NULL ? " (INTUTIC_TOKEN is not set)" : "");
 		return -1;
 	}
-	memset(&p, 0, sizeof(p));
-	p.name = "HTTP 200 but not valid settings";
-	p.json = 1;
-	p.buf = body;
-	p.len = len;
-	p.err = why;
-	p.errlen = whylen;
-	r = sp_run(&p, sp_settings_map, level);
+	r = settings_parse_doc(SETTINGS_DOC_API,
+	    "HTTP 200 but not valid settings", body, len, level, why, whylen);
 	free(body);
 	return r;
 }

@@ -76,4 +76,22 @@ int		 settings_resolve(struct settings *out, char *err,
 
 const char	*settings_level_str(enum settings_level level);
 
+/* The documents settings_resolve() reads, for settings_parse(). */
+enum settings_doc {
+	SETTINGS_DOC_API = 0,	/* the API's answer: JSON, other keys skipped */
+	SETTINGS_DOC_CACHE,	/* the cache: JSON, {"level", "url", "fetched"} */
+	SETTINGS_DOC_LOCAL,	/* the local file: YAML, no other key */
+};
+
+/*
+ * Parses buf[0..len) (no NUL needed) the way settings_resolve() reads a
+ * document of kind `doc`, messages starting with `name` (a file's path
+ * for SETTINGS_DOC_LOCAL).  0 with *level (for the cache, the level it
+ * holds), or -1 with the message in err.  The reader the three sources
+ * share; exported for t/fuzz/fuzz-settings-json.c.
+ */
+int		 settings_parse(enum settings_doc doc, const char *name,
+		    const char *buf, size_t len, enum settings_level *level,
+		    char *err, size_t errlen);
+
 #endif /* INTUTIC_SETTINGS_H */

@@ -164,6 +164,7 @@ static const char *const conn_reason_names[] = {
 	[CONN_REASON_CLIENT_GONE] = "client-gone",
 	[CONN_REASON_DNS_TIMEOUT] = "dns-timeout",
 	[CONN_REASON_PROXY_AUTH] = "proxy-auth",
+	[CONN_REASON_UPSTREAM_TIMEOUT] = "upstream-timeout",
 };
 
 const char *
@@ -511,6 +512,16 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		METRIC_ADD(c->p, timeouts, 1);
+		/* Nothing of the answer has gone out: the client can be told. */
+		if (c->state == CONN_HTTP && c->status <= 0 &&
+		    c->bytes_down == 0) {
+			char detail[128];
+
+			snprintf(detail, sizeof(detail), "the origin did not "
+			    "answer within %d ms", c->p->cfg.idle_ms);
+			conn_fail(c, 504, CONN_REASON_UPSTREAM_TIMEOUT, detail);
+			return;
+		}
 		conn_close(c);
 		return;
 	case CONN_FINISH:

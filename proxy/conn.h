@@ -35,6 +35,7 @@ enum conn_reason {
 	CONN_REASON_CLIENT_GONE,	/* the client left before the outcome */
 	CONN_REASON_DNS_TIMEOUT,	/* no nameserver answered in time */
 	CONN_REASON_PROXY_AUTH,		/* credentials of no registered run */
+	CONN_REASON_UPSTREAM_TIMEOUT,	/* the origin did not answer in time */
 	CONN_REASON_COUNT
 };
 

@@ -256,6 +256,15 @@ hop_by_hop(const struct http_head *h, const struct http_header *hd,
 	static const char *const hop[] = {
 		"connection", "keep-alive", "te", "trailer", "upgrade",
 	};
+	/*
+	 * What the framing and the routing of the forwarded message rest on
+	 * stays, whatever Connection names: without it the body forwarded as
+	 * received would end elsewhere for the next hop (request smuggling),
+	 * or the request would lose the host it was decided for.
+	 */
+	static const char *const keep[] = {
+		"content-length", "transfer-encoding", "host",
+	};
 	size_t i;
 
 	for (i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
@@ -263,6 +272,9 @@ hop_by_hop(const struct http_head *h, const struct http_header *hd,
 			return !(upgrade && i == 4);
 	if (hd->name_len >= 6 && strncasecmp(hd->name, "proxy-", 6) == 0)
 		return 1;
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (header_is(hd, keep[i]))
+			return 0;
 	for (i = 0; i < h->nheaders; i++)
 		if (header_is(&h->headers[i], "connection") &&
 		    token_listed(&h->headers[i], hd) &&
@@ -284,9 +296,14 @@ http_forward_head(const struct http_head *h, const char *path,
 		evbuffer_add_printf(out, "HTTP/1.1 %d %.*s\r\n", h->status,
 		    (int)h->reason_len, h->reason != NULL ? h->reason : "");
 	else
-		/* The client's version: a 1.0 client gets no chunked answer. */
-		evbuffer_add_printf(out, "%s %.*s HTTP/1.%d\r\n", h->method,
-		    (int)pathlen, path, h->http_minor >= 1 ? 1 : 0);
+		/*
+		 * The client's version: a 1.0 client gets no chunked answer.
+		 * "http://h?q" splits into the path "?q", which origin-form
+		 * writes "/?q".
+		 */
+		evbuffer_add_printf(out, "%s %s%.*s HTTP/1.%d\r\n", h->method,
+		    pathlen > 0 && path[0] == '?' ? "/" : "", (int)pathlen, path,
+		    h->http_minor >= 1 ? 1 : 0);
 	for (i = 0; i < h->nheaders; i++) {
 		hd = &h->headers[i];
 		if (hop_by_hop(h, hd, upgrade))
@@ -353,11 +370,8 @@ http_target_split(const char *t, size_t len, const char **auth,
 	if (slash == end) {
 		*path = "/";
 		*pathlen = 1;
-	} else if (*slash == '?') {
-		/* "http://h?q": origin-form needs the path first */
-		*path = slash;
-		*pathlen = (size_t)(end - slash);
 	} else {
+		/* "http://h?q" gives "?q": http_forward_head() adds the '/'. */
 		*path = slash;
 		*pathlen = (size_t)(end - slash);
 	}

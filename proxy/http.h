@@ -73,13 +73,15 @@ enum http_result http_response_head_parse(const char *buf, size_t len,
 
 /*
  * Appends the head to forward: for a request "METHOD PATH HTTP/1.1" (path
- * given), for a response the status line as received; then every header
- * but the hop-by-hop ones (Connection, Keep-Alive, TE, Trailer, Upgrade,
- * those the Connection header names) and every Proxy-* header; then our
- * own Connection header: "upgrade" (keeping Upgrade) when `upgrade`,
- * "close" when `close`, else "keep-alive"; and "Host: add_host" when that
- * is not NULL (an HTTP/1.0 request that had none).  Transfer-Encoding and
- * Content-Length stay: the body is forwarded as received.
+ * given; one that starts with '?' gets a '/' before it), for a response
+ * the status line as received; then every header but the hop-by-hop ones
+ * (Connection, Keep-Alive, TE, Trailer, Upgrade, those the Connection
+ * header names) and every Proxy-* header; then our own Connection header:
+ * "upgrade" (keeping Upgrade) when `upgrade`, "close" when `close`, else
+ * "keep-alive"; and "Host: add_host" when that is not NULL (an HTTP/1.0
+ * request that had none).  Transfer-Encoding, Content-Length and Host
+ * stay even when Connection names them: the body is forwarded as
+ * received, to the host it was decided for.
  */
 void	 http_forward_head(const struct http_head *h, const char *path,
 	    size_t pathlen, int upgrade, int close, const char *add_host,
@@ -94,7 +96,8 @@ const struct http_header *http_header_find(const struct http_head *h,
 
 /*
  * Splits an absolute-form target "http://AUTHORITY/PATH" into the authority
- * and the origin-form path ("/" when empty).  Returns 0, or -1 with *why.
+ * and the path ("/" when empty; "?q" for "http://AUTHORITY?q", which
+ * http_forward_head() writes "/?q").  Returns 0, or -1 with *why.
  * Userinfo ("user@host"), other schemes and fragments are refused.
  */
 int	 http_target_split(const char *t, size_t len, const char **auth,

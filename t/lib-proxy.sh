@@ -497,6 +497,14 @@ start_echo () {
 	test_start_helper_ "$test_echo_name_" echo.py "$@"
 }
 
+# start_load [NAME]: the server of the load tests (t/helpers/load.py
+# serve: thousands of connections at once, each an echo, or an HTTP origin
+# that tells the client its byte counts).  NAME defaults to load:
+# LOAD_PORT, LOAD_PID, LOAD_LOG.
+start_load () {
+	test_start_helper_ "${1:-load}" load.py
+}
+
 # stop_server NAME: stop a server started by start_origin/start_dns/
 # start_echo before the end of the script (an origin going away).
 stop_server () {

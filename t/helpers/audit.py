@@ -21,6 +21,24 @@
   audit.py --settled FILE            wait (--seconds) until every
                                     connection in the log has its close
                                     record: nothing in flight
+  audit.py --tally FILE [--others-ok] --counts C...
+                                    what clients counted (load.py's OUT
+                                    files C, JSON lines: client, kind,
+                                    requests, up, down, t) against the
+                                    records after the mark, once every
+                                    connection there has its close record
+                                    (waits --seconds): as many decision
+                                    records as requests made, each client
+                                    connection exactly one close record
+                                    whose bytes_up and bytes_down are what
+                                    it counted (null: it could not count,
+                                    not compared), and no record of a
+                                    client that is in no C (--others-ok:
+                                    there may be).  A connection the
+                                    client saw fail ("ok": false) needs
+                                    only its close record, or no record
+                                    at all (never accepted).  Prints the
+                                    totals
 
 --mark N (every mode): the first N lines are not looked at (where the log
 ended when the test took its mark: wc -l).
@@ -171,6 +189,95 @@ def conn(recs, dwords, dconds, cwords, cconds):
     return None
 
 
+TALLY_SHOWN_MAX = 10
+
+
+def tally(args):
+    """--tally: see the module text.  Returns the exit status."""
+    counts = []
+    for path in args.counts:
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                try:
+                    counts.append(json.loads(line))
+                except ValueError as e:
+                    raise Bad("%s:%d: not JSON (%s)" % (path, n, e))
+
+    def open_ids(rs):
+        ids = {r.get("id") for _, r in rs}
+        return ids - {r.get("id") for _, r in rs if r.get("event") == "close"}
+
+    ok, recs = wait_for(args.file, args.mark, args.seconds,
+                        lambda rs: not open_ids(rs) and
+                        sum(r.get("event") == "close" for _, r in rs) >= len(counts))
+    wrong = []
+    if not ok:
+        wrong.append("after %gs: %d close records for %d client connections,"
+                     " connections %s not closed"
+                     % (args.seconds, sum(r.get("event") == "close" for _, r in recs),
+                        len(counts), sorted(open_ids(recs))[:TALLY_SHOWN_MAX]))
+    # the records of each connection id, and the ids of each client address
+    by_id, ids_of = {}, {}
+    for _, r in recs:
+        if r.get("event") not in ("decision", "close"):
+            continue
+        by_id.setdefault(r.get("id"), []).append(r)
+        ids = ids_of.setdefault(r.get("client"), [])
+        if r.get("id") not in ids:
+            ids.append(r.get("id"))
+    mine = {}
+    for c in counts:
+        mine.setdefault(c["client"], []).append(c)
+    requests = decisions = closes = never = 0
+    for client, conns in mine.items():
+        conns.sort(key=lambda c: c.get("t", 0))
+        ids = sorted(ids_of.pop(client, []))
+        if len(ids) < len(conns):
+            # one the client saw fail may never have been accepted (the
+            # listener closed with it in the backlog): no records
+            unseen = [c for c in conns if not c.get("ok", True)]
+            while unseen and len(ids) < len(conns):
+                conns.remove(unseen.pop())
+                never += 1
+        if len(ids) != len(conns):
+            wrong.append("%s: %d connections counted, %d in the audit log"
+                         % (client, len(conns), len(ids)))
+            continue
+        for c, cid in zip(conns, ids):
+            rs = by_id[cid]
+            d = [r for r in rs if r["event"] == "decision"]
+            cl = [r for r in rs if r["event"] == "close"]
+            requests += c["requests"]
+            decisions += len(d)
+            closes += len(cl)
+            # a client that saw its connection fail cannot know whether
+            # the proxy read its last request: only the close is checked
+            if len(d) != c["requests"] and c.get("ok", True):
+                wrong.append("%s (id %s): %d requests made, %d decision records"
+                             % (client, cid, c["requests"], len(d)))
+            if len(cl) != 1:
+                wrong.append("%s (id %s): %d close records" % (client, cid, len(cl)))
+                continue
+            for key, want in (("bytes_up", c.get("up")), ("bytes_down", c.get("down"))):
+                if want is not None and cl[0].get(key) != want:
+                    wrong.append("%s (id %s): %s %s, the client counted %s"
+                                 % (client, cid, key, cl[0].get(key), want))
+    others = sorted(ids_of)
+    if others and not args.others_ok:
+        wrong.append("records of clients that counted nothing: %s"
+                     % ", ".join(str(o) for o in others[:TALLY_SHOWN_MAX]))
+    print("tally: %d connections, %d requests, %d decision records, %d close records"
+          % (len(counts) - never, requests, decisions, closes)
+          + (", %d failed connections never reached the proxy" % never if never else ""))
+    if not wrong:
+        return 0
+    for w in wrong[:TALLY_SHOWN_MAX]:
+        sys.stderr.write("audit: %s\n" % w)
+    if len(wrong) > TALLY_SHOWN_MAX:
+        sys.stderr.write("audit: ... and %d more\n" % (len(wrong) - TALLY_SHOWN_MAX))
+    return 1
+
+
 def main():
     argv = sys.argv[1:]
     cwords = []
@@ -182,7 +289,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__)
     g = ap.add_mutually_exclusive_group(required=True)
-    for mode in ("records", "count", "wait", "since", "conn", "settled"):
+    for mode in ("records", "count", "wait", "since", "conn", "settled", "tally"):
         g.add_argument("--" + mode, action="store_const", const=mode, dest="mode")
     ap.add_argument("--min", type=int, default=1,
                     help="--wait, --since: this many records")
@@ -190,6 +297,10 @@ def main():
                     help="--wait, --since, --conn: at most (10)")
     ap.add_argument("--mark", type=int, default=0, help="skip the first MARK lines")
     ap.add_argument("--out", help="--since, --conn: the lines after the mark")
+    ap.add_argument("--others-ok", action="store_true",
+                    help="--tally: records of other clients are allowed")
+    ap.add_argument("--counts", nargs="+", default=[],
+                    help="--tally: the clients' counts (load.py OUT files)")
     ap.add_argument("file")
     ap.add_argument("cond", nargs="*")
     args = ap.parse_args(argv)
@@ -218,6 +329,8 @@ def main():
             sys.stderr.write("audit: connections %s still have no close record after %gs\n"
                              % (sorted(open_ids(recs)), args.seconds))
             return 1
+        if args.mode == "tally":
+            return tally(args)
         if args.mode == "conn":
             cconds = parse_conds(cwords)
             def closed(rs):
