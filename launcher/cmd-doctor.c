@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fetch.h"
+#include "exec.h"
 #include "hostfw.h"
 #include "intutic.h"
 #include "locate.h"
@@ -55,7 +56,8 @@ const struct cmd_entry cmd_doctor_entry = {
 	    "when it is not ok, the fix: the proxy running (its address, rule\n"
 	    "file and uptime), its rules valid, the enforcement level and\n"
 	    "where it came from, podman and docker present and running,\n"
-	    "/dev/kvm usable, firecracker present, nftables usable, and\n"
+	    "/dev/kvm usable, firecracker and qemu present, what microVM\n"
+	    "runs whose launcher died left behind, nftables usable, and\n"
 	    "`intutic enforce` active.  The last line says whether this host\n"
 	    "has what the level needs.\n"
 	    "\n"
@@ -71,8 +73,8 @@ const struct cmd_entry cmd_doctor_entry = {
 	    "Exit 0: this host has what the level needs: off and recommend\n"
 	    "need the proxy running and its rules valid; require also needs a\n"
 	    "sandbox backend, podman or docker running, or /dev/kvm and\n"
-	    "firecracker.  1: something the level needs is missing, or the\n"
-	    "settings cannot be read.  2: usage error.\n",
+	    "firecracker or qemu.  1: something the level needs is missing,\n"
+	    "or the settings cannot be read.  2: usage error.\n",
 	.exec = cmd_doctor_exec,
 };
 
@@ -318,6 +320,44 @@ doctor_firecracker(void)
 	return 1;
 }
 
+static int
+doctor_qemu(void)
+{
+	char path[PATH_MAX];
+
+	if (spawn_which("qemu-system-x86_64", path, sizeof(path)) != 0) {
+		doctor_line("qemu", DOCTOR_MISSING, "apt-get install "
+		    "qemu-system-x86", "qemu-system-x86_64 not found in PATH");
+		return 0;
+	}
+	doctor_line("qemu", DOCTOR_OK, NULL, "%s", path);
+	return 1;
+}
+
+/* What microVM runs whose launcher is gone left behind. */
+static void
+doctor_vm_leftovers(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	if ((f = open_memstream(&text, &len)) == NULL)
+		return;
+	n = vm_leftovers(f, 0);
+	fclose(f);
+	if (n == 0)
+		doctor_line("microvm", DOCTOR_OK, NULL, "nothing left by earlier "
+		    "runs");
+	else
+		doctor_line("microvm", DOCTOR_WARN, "the next `intutic exec "
+		    "--sandbox=qemu|firecracker` removes them", "%d run%s left "
+		    "by a launcher that is gone (VM, tap, table): %s", n,
+		    n > 1 ? "s" : "", text != NULL ? text : "");
+	free(text);
+}
+
 /* nftables, and `intutic enforce`'s table in it (hostfw.c asks). */
 static void
 doctor_nft(void)
@@ -363,7 +403,7 @@ cmd_doctor_exec(int argc, char **argv)
 	const char *opt_dir = NULL, *opt_proxy = NULL;
 	char dir[PATH_MAX], err[STATE_ERROR_MAX + 64];
 	char need[DOCTOR_TEXT_MAX];
-	int i, r, proxy_ok = 0, rules_ok, level_ok, podman, docker, kvm, fc;
+	int i, r, proxy_ok = 0, rules_ok, level_ok, podman, docker, kvm, fc, qemu;
 	int backend, ready;
 
 	for (i = 1; i < argc; i++) {
@@ -404,9 +444,11 @@ cmd_doctor_exec(int argc, char **argv)
 	    "start docker)");
 	kvm = doctor_kvm();
 	fc = doctor_firecracker();
+	qemu = doctor_qemu();
+	doctor_vm_leftovers();
 	doctor_nft();
 
-	backend = podman || docker || (kvm && fc);
+	backend = podman || docker || (kvm && (fc || qemu));
 	ready = proxy_ok && rules_ok && level_ok &&
 	    (level != SETTINGS_REQUIRE || backend);
 	need[0] = '\0';
@@ -422,7 +464,8 @@ cmd_doctor_exec(int argc, char **argv)
 	if (level == SETTINGS_REQUIRE && !backend)
 		snprintf(need + strlen(need), sizeof(need) - strlen(need),
 		    "%sa sandbox backend (podman or docker running, or "
-		    "/dev/kvm and firecracker)", need[0] != '\0' ? ", " : "");
+		    "/dev/kvm and firecracker or qemu)", need[0] != '\0' ? ", " :
+		    "");
 	if (ready)
 		doctor_line("result", DOCTOR_OK, NULL, "this host has what "
 		    "level %s needs", settings_level_str(level));

@@ -40,13 +40,14 @@ const struct cmd_entry cmd_exec_entry = {
 	.name = "exec",
 	.summary = "run a command (an agent) through the proxy, as a run",
 	.help =
-	    "usage: intutic exec [--sandbox[=oci|firecracker]] [-e|--env NAME]...\n"
+	    "usage: intutic exec [--sandbox[=oci|firecracker|qemu]] [-e|--env NAME]...\n"
 	    "                    [--allow-env NAME]... [--profile dev|prod]\n"
 	    "                    [--proxy URL] [--state-dir DIR]\n"
 	    "                    [--sandbox-runtime docker|podman] [--sandbox-image IMAGE]\n"
 	    "                    [--sandbox-allow CIDR]... [--sandbox-mount DIR[:ro]]...\n"
 	    "                    [--sandbox-memory SIZE] [--sandbox-cpus N]\n"
-	    "                    [--sandbox-pids N] -- COMMAND [ARG...]\n"
+	    "                    [--sandbox-pids N] [--sandbox-dry-run]\n"
+	    "                    -- COMMAND [ARG...]\n"
 	    "\n"
 	    "Runs COMMAND with the intutic proxy as its way out.  Refuses\n"
 	    "to run it (exit 125) when the proxy does not answer.  Checks the\n"
@@ -58,9 +59,14 @@ const struct cmd_entry cmd_exec_entry = {
 	    "and INTUTIC_PROXY_URL set, and nothing else of this environment\n"
 	    "but a base set, the provider keys the rules name, and -e NAMEs.\n"
 	    "\n"
-	    "--sandbox[=oci|firecracker]  Run in a container (oci, the default)\n"
-	    "                    or a microVM (not available in this version:\n"
-	    "                    refused, exit 125) whose only way out is the proxy.\n"
+	    "--sandbox[=oci|firecracker|qemu]  Run in a container (oci, the\n"
+	    "                    default) or a microVM (firecracker, or qemu's\n"
+	    "                    microvm machine) whose only way out is the proxy.\n"
+	    "                    A microVM needs root, /dev/kvm (qemu: or\n"
+	    "                    INTUTIC_QEMU_ACCEL=tcg), INTUTIC_VM_KERNEL,\n"
+	    "                    INTUTIC_VM_ROOTFS (or INTUTIC_FC_*) and\n"
+	    "                    INTUTIC_FC_GUEST_KEY (scripts/mkguest builds them),\n"
+	    "                    and the proxy on INTUTIC_PROXY_BIND=0.0.0.0.\n"
 	    "--sandbox-runtime docker|podman  Default: the first one installed and\n"
 	    "                    answering.\n"
 	    "--sandbox-image IMAGE  Default intutic/sandbox:VERSION, built from the\n"
@@ -69,7 +75,9 @@ const struct cmd_entry cmd_exec_entry = {
 	    "--sandbox-mount DIR[:ro]  Mount DIR (read-only with :ro) at the same\n"
 	    "                    path; the first one is the working directory.\n"
 	    "--sandbox-memory SIZE, --sandbox-cpus N, --sandbox-pids N  Limits\n"
-	    "                    (default 4g, 2, 512).\n"
+	    "                    (default 4g, 2, 512; a microVM: 1g, 2).\n"
+	    "--sandbox-dry-run   A microVM: print the hypervisor's configuration\n"
+	    "                    and the host's table for it; make nothing.\n"
 	    "-e, --env NAME      Pass the variable NAME (by name; never a value).\n"
 	    "--allow-env NAME    Pass NAME although it instructs a loader, shell\n"
 	    "                    or interpreter (LD_*, BASH_ENV, NODE_OPTIONS...).\n"
@@ -89,9 +97,10 @@ const struct cmd_entry cmd_exec_entry = {
 static int	host_run(const struct exec_run *);
 
 static const struct exec_backend exec_backends[] = {
-	{ "host", host_run },
-	{ "oci", oci_run },
-	{ "firecracker", NULL },
+	{ "host", NULL, host_run },
+	{ "oci", NULL, oci_run },
+	{ "firecracker", vm_check, vm_run },
+	{ "qemu", vm_check, vm_run },
 };
 
 /* ------------------------------------------------------- environment */
@@ -479,6 +488,10 @@ exec_check_sandbox(const struct exec_opts *o)
 	    o->nallow_cidr > 0 || o->nmount > 0))
 		return cmd_usage_error(&cmd_exec_entry, "exec: the --sandbox-* "
 		    "options need --sandbox");
+	if (o->dry_run && (o->sandbox == NULL || (strcmp(o->sandbox,
+	    "firecracker") != 0 && strcmp(o->sandbox, "qemu") != 0)))
+		return cmd_usage_error(&cmd_exec_entry, "exec: "
+		    "--sandbox-dry-run needs --sandbox=firecracker or qemu");
 	for (i = 0; i < o->nallow_cidr; i++) {
 		snprintf(buf, sizeof(buf), "%s", o->allow_cidr[i]);
 		if ((slash = strchr(buf, '/')) != NULL)
@@ -536,10 +549,15 @@ exec_parse(int argc, char **argv, struct exec_opts *o)
 		if (strncmp(a, "--sandbox=", 10) == 0) {
 			o->sandbox = a + 10;
 			if (strcmp(o->sandbox, "oci") != 0 &&
-			    strcmp(o->sandbox, "firecracker") != 0)
+			    strcmp(o->sandbox, "firecracker") != 0 &&
+			    strcmp(o->sandbox, "qemu") != 0)
 				return cmd_usage_error(&cmd_exec_entry, "exec: "
-				    "--sandbox: '%s' is not oci or firecracker",
-				    o->sandbox);
+				    "--sandbox: '%s' is not oci, firecracker or "
+				    "qemu", o->sandbox);
+			continue;
+		}
+		if (strcmp(a, "--sandbox-dry-run") == 0) {
+			o->dry_run = 1;
 			continue;
 		}
 		if (strcmp(a, "-e") == 0) {
@@ -724,6 +742,21 @@ cmd_exec_exec(int argc, char **argv)
 		return EXIT_CANNOT_RUN;
 	}
 	run.rules = rules;
+	if (b->check != NULL && (r = b->check(&run)) != 0)
+		goto out;
+	memcpy(run.id, "run-", 4);
+	if (hex_random(run.id + 4, EXEC_RUN_BYTES) != 0 ||
+	    hex_random(run.token, EXEC_TOKEN_BYTES) != 0) {
+		fprintf(stderr, "intutic exec: no random bytes: %s\n",
+		    strerror(errno));
+		r = EXIT_CANNOT_RUN;
+		goto out;
+	}
+	if (o.dry_run) {
+		/* what would be made, and nothing registered or made */
+		r = b->run(&run);
+		goto out;
+	}
 	if ((r = project_find(run.project, sizeof(run.project), err,
 	    sizeof(err))) < 0) {
 		fprintf(stderr, "intutic exec: %s\n", err);
@@ -741,14 +774,6 @@ cmd_exec_exec(int argc, char **argv)
 	if ((r = exec_policy(&o)) != 0)
 		goto out;
 
-	memcpy(run.id, "run-", 4);
-	if (hex_random(run.id + 4, EXEC_RUN_BYTES) != 0 ||
-	    hex_random(run.token, EXEC_TOKEN_BYTES) != 0) {
-		fprintf(stderr, "intutic exec: no random bytes: %s\n",
-		    strerror(errno));
-		r = EXIT_CANNOT_RUN;
-		goto out;
-	}
 	if (exec_register(&run, err, sizeof(err)) != 0) {
 		fprintf(stderr, "intutic exec: the proxy at %s did not take "
 		    "the run: %s\n", loc.url, err);

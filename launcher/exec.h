@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "locate.h"
 
@@ -22,6 +23,7 @@ enum exec_profile { PROFILE_DEV, PROFILE_PROD };
 
 struct exec_opts {
 	const char		*sandbox;	/* NULL: host */
+	int			 dry_run;	/* --sandbox-dry-run */
 	enum exec_profile	 profile;
 	const char		*proxy;
 	const char		*state_dir;
@@ -54,12 +56,15 @@ struct exec_run {
 };
 
 /*
- * A way to run the command: run() checks what it needs, runs the command
- * and returns its exit status (the host backend returns only on failure).
- * No run(): not in this version.
+ * A way to run the command: check() (may be NULL) checks what the backend
+ * needs before the run is registered or anything made, returning 0 or the
+ * exit status of a refusal; run() runs the command and returns its exit
+ * status (the host backend returns only on failure).  No run(): not in
+ * this version.
  */
 struct exec_backend {
 	const char	*name;
+	int		(*check)(const struct exec_run *);
 	int		(*run)(const struct exec_run *);
 };
 
@@ -83,5 +88,18 @@ int	 exec_env(const struct exec_run *run, struct envv *e,
 
 /* sandbox-oci.c: runs the command in a container; its exit status. */
 int	 oci_run(const struct exec_run *run);
+
+/*
+ * sandbox-vm.c: --sandbox=firecracker|qemu.  vm_check(): the health gates;
+ * vm_run(): the command in a microVM, torn down whatever happens.
+ */
+int	 vm_check(const struct exec_run *run);
+int	 vm_run(const struct exec_run *run);
+
+/*
+ * What earlier microVM runs left whose launcher is gone: counted, named on
+ * `report` (may be NULL), removed with `remove`.  The number found.
+ */
+int	 vm_leftovers(FILE *report, int remove);
 
 #endif /* INTUTIC_EXEC_H */

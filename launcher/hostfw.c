@@ -52,6 +52,8 @@ enum fw_chain {
 	FW_OUTPUT,
 	FW_FORWARD,
 	FW_DNS,
+	FW_VM_INPUT,		/* a microVM's table: from its tap to the host */
+	FW_VM_FORWARD,		/* and through the host */
 	FW_CHAIN_COUNT
 };
 
@@ -70,6 +72,10 @@ static const struct {
 	    "forwarded traffic (containers, VMs)" },
 	[FW_DNS] = { "dns", "nat", NF_INET_LOCAL_OUT, -100, "-100",
 	    "DNS redirected" },
+	[FW_VM_INPUT] = { "input", "filter", NF_INET_LOCAL_IN, 0, "filter",
+	    "from the microVM to this host" },
+	[FW_VM_FORWARD] = { "forward", "filter", NF_INET_FORWARD, 0, "filter",
+	    "from or to the microVM through this host" },
 };
 
 /* The named counters, in the order they are made (and listed). */
@@ -86,6 +92,23 @@ static const char *const fw_counters[] = {
 };
 #define FW_COUNTER_COUNT (sizeof(fw_counters) / sizeof(fw_counters[0]))
 
+/* Those of a microVM's table. */
+static const char *const fw_vm_counters[] = {
+	"vm_input_dropped",
+	"vm_forward_dropped",
+};
+
+/* A table: its name and its named counters. */
+struct fw_table {
+	const char		*name;
+	const char *const	*counters;
+	size_t			 ncounters;
+};
+
+static const struct fw_table fw_enforce_table = {
+	HOSTFW_TABLE, fw_counters, FW_COUNTER_COUNT
+};
+
 enum fw_verdict {
 	FW_ACCEPT,
 	FW_DROP,
@@ -99,6 +122,8 @@ enum fw_verdict {
 /* One rule: each match that is set, in this order, then the verdict. */
 struct fw_rule {
 	enum fw_chain		 chain;
+	const char		*iifname;	/* the packet came in there */
+	const char		*oifname;	/* it goes out there */
 	int			 oif_lo;
 	int			 ct_estrel;	/* established,related */
 	int			 skuid_op;	/* 0; 1: the uid's; 2: not */
@@ -332,6 +357,40 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 	return l->full ? -1 : 0;
 }
 
+/* The rules of a microVM's table: from its tap, only the proxy. */
+static int
+fw_vm_rules(const struct hostfw_vm *vm, struct fw_list *l)
+{
+	struct fw_rule *r;
+	char t[INET6_ADDRSTRLEN + 16];
+
+	memset(l, 0, sizeof(*l));
+	r = fw_add(l, FW_VM_INPUT, FW_ACCEPT, "replies and related traffic "
+	    "of accepted connections (the launcher's ssh, the proxy's answers)");
+	r->iifname = vm->tap;
+	r->ct_estrel = 1;
+	r = fw_add(l, FW_VM_INPUT, FW_ACCEPT, "the proxy at %s",
+	    fw_net_text(&vm->proxy, t, sizeof(t)));
+	r->iifname = vm->tap;
+	r->nfproto = fw_nfproto(&vm->proxy);
+	r->daddr = &vm->proxy;
+	r->l4proto = IPPROTO_TCP;
+	r->dport = vm->proxy.port;
+	r = fw_add(l, FW_VM_INPUT, FW_DROP, "everything else from the "
+	    "microVM: dropped");
+	r->iifname = vm->tap;
+	r->counter = "vm_input_dropped";
+	r = fw_add(l, FW_VM_FORWARD, FW_DROP, "from the microVM to anywhere "
+	    "else: dropped");
+	r->iifname = vm->tap;
+	r->counter = "vm_forward_dropped";
+	r = fw_add(l, FW_VM_FORWARD, FW_DROP, "from anywhere else to the "
+	    "microVM: dropped");
+	r->oifname = vm->tap;
+	r->counter = "vm_forward_dropped";
+	return l->full ? -1 : 0;
+}
+
 static int
 fw_chain_used(const struct fw_list *l, enum fw_chain c)
 {
@@ -353,6 +412,10 @@ fw_print_rule(const struct fw_rule *r, uid_t uid, FILE *out)
 	unsigned int full;
 
 	fputs("\t\t", out);
+	if (r->iifname != NULL)
+		fprintf(out, "iifname \"%s\" ", r->iifname);
+	if (r->oifname != NULL)
+		fprintf(out, "oifname \"%s\" ", r->oifname);
 	if (r->oif_lo)
 		fputs("oif \"lo\" ", out);
 	if (r->ct_estrel)
@@ -412,13 +475,56 @@ fw_print_rule(const struct fw_rule *r, uid_t uid, FILE *out)
 	fprintf(out, " comment \"%s\"\n", r->comment);
 }
 
+static const char *
+fw_hook_text(unsigned int hook)
+{
+	switch (hook) {
+	case NF_INET_FORWARD:
+		return "forward";
+	case NF_INET_LOCAL_IN:
+		return "input";
+	default:
+		return "output";
+	}
+}
+
+/* Writes table t holding the rules of l as `nft list table` lists it. */
+static void
+fw_print_table(const struct fw_table *t, const struct fw_list *l, uid_t uid,
+    FILE *out)
+{
+	size_t i, c;
+	int first = 1;
+
+	fprintf(out, "table %s %s {\n", HOSTFW_FAMILY_NAME, t->name);
+	for (i = 0; i < t->ncounters; i++) {
+		fprintf(out, "%s\tcounter %s {\n\t\tpackets 0 bytes 0\n\t}\n",
+		    first ? "" : "\n", t->counters[i]);
+		first = 0;
+	}
+	for (c = 0; c < FW_CHAIN_COUNT; c++) {
+		if (!fw_chain_used(l, (enum fw_chain)c))
+			continue;
+		fprintf(out, "%s\tchain %s {\n\t\ttype %s hook %s priority %s; "
+		    "policy accept;\n", first ? "" : "\n", fw_chains[c].name,
+		    fw_chains[c].type, fw_hook_text(fw_chains[c].hook),
+		    fw_chains[c].prio_text);
+		first = 0;
+		for (i = 0; i < l->n; i++) {
+			if (l->r[i].chain != c)
+				continue;
+			fw_print_rule(&l->r[i], uid, out);
+		}
+		fputs("\t}\n", out);
+	}
+	fputs("}\n", out);
+}
+
 int
 hostfw_print(const struct hostfw_config *cfg, FILE *out, char *why,
     size_t whylen)
 {
 	struct fw_list *l;
-	size_t i, c;
-	int first = 1;
 
 	if ((l = malloc(sizeof(*l))) == NULL) {
 		snprintf(why, whylen, "out of memory");
@@ -429,28 +535,7 @@ hostfw_print(const struct hostfw_config *cfg, FILE *out, char *why,
 		free(l);
 		return -1;
 	}
-	fprintf(out, "table %s %s {\n", HOSTFW_FAMILY_NAME, HOSTFW_TABLE);
-	for (i = 0; i < FW_COUNTER_COUNT; i++) {
-		fprintf(out, "%s\tcounter %s {\n\t\tpackets 0 bytes 0\n\t}\n",
-		    first ? "" : "\n", fw_counters[i]);
-		first = 0;
-	}
-	for (c = 0; c < FW_CHAIN_COUNT; c++) {
-		if (!fw_chain_used(l, (enum fw_chain)c))
-			continue;
-		fprintf(out, "%s\tchain %s {\n\t\ttype %s hook %s priority %s; "
-		    "policy accept;\n", first ? "" : "\n", fw_chains[c].name,
-		    fw_chains[c].type, fw_chains[c].hook == NF_INET_FORWARD ?
-		    "forward" : "output", fw_chains[c].prio_text);
-		first = 0;
-		for (i = 0; i < l->n; i++) {
-			if (l->r[i].chain != c)
-				continue;
-			fw_print_rule(&l->r[i], cfg->uid, out);
-		}
-		fputs("\t}\n", out);
-	}
-	fputs("}\n", out);
+	fw_print_table(&fw_enforce_table, l, cfg->uid, out);
 	free(l);
 	return 0;
 }
@@ -570,6 +655,21 @@ fw_ct_estrel(struct nftnl_rule *r)
 	return fw_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
 }
 
+/* An interface's name, as nft compares it: IFNAMSIZ bytes, NUL-padded. */
+static int
+fw_ifname(struct nftnl_rule *r, uint32_t key, const char *name)
+{
+	char padded[IFNAMSIZ];
+
+	memset(padded, 0, sizeof(padded));
+	if (strlen(name) >= sizeof(padded))
+		return -1;
+	memcpy(padded, name, strlen(name));
+	if (fw_meta(r, key) != 0)
+		return -1;
+	return fw_cmp(r, NFT_CMP_EQ, padded, sizeof(padded));
+}
+
 /* The destination address, or the network: the address masked. */
 static int
 fw_daddr(struct nftnl_rule *r, const struct hostfw_net *n)
@@ -651,6 +751,12 @@ fw_build_exprs(struct nftnl_rule *nr, const struct fw_rule *r, uid_t uid,
 	uint16_t port = htons((uint16_t)r->dport);
 	uint8_t b;
 
+	if (r->iifname != NULL && fw_ifname(nr, NFT_META_IIFNAME,
+	    r->iifname) != 0)
+		return -1;
+	if (r->oifname != NULL && fw_ifname(nr, NFT_META_OIFNAME,
+	    r->oifname) != 0)
+		return -1;
 	if (r->oif_lo && (fw_meta(nr, NFT_META_OIF) != 0 ||
 	    fw_cmp(nr, NFT_CMP_EQ, &lo, sizeof(lo)) != 0))
 		return -1;
@@ -831,20 +937,21 @@ fw_batch_send(struct fw_batch *fb, struct mnl_socket *nl)
 }
 
 static struct nftnl_table *
-fw_table_new(void)
+fw_table_new(const char *name)
 {
 	struct nftnl_table *t;
 
 	if ((t = nftnl_table_alloc()) == NULL)
 		return NULL;
-	nftnl_table_set_str(t, NFTNL_TABLE_NAME, HOSTFW_TABLE);
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, name);
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 	return t;
 }
 
 /* The counters, chains and rules of l, into the batch. */
 static int
-fw_batch_ruleset(struct fw_batch *fb, const struct fw_list *l, uid_t uid)
+fw_batch_ruleset(struct fw_batch *fb, const struct fw_table *tbl,
+    const struct fw_list *l, uid_t uid)
 {
 	struct nftnl_obj *o;
 	struct nftnl_chain *ch;
@@ -855,11 +962,11 @@ fw_batch_ruleset(struct fw_batch *fb, const struct fw_list *l, uid_t uid)
 
 	if ((lo = if_nametoindex("lo")) == 0)
 		lo = 1;
-	for (i = 0; i < FW_COUNTER_COUNT; i++) {
+	for (i = 0; i < tbl->ncounters; i++) {
 		if ((o = nftnl_obj_alloc()) == NULL)
 			return -1;
-		nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, HOSTFW_TABLE);
-		nftnl_obj_set_str(o, NFTNL_OBJ_NAME, fw_counters[i]);
+		nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, tbl->name);
+		nftnl_obj_set_str(o, NFTNL_OBJ_NAME, tbl->counters[i]);
 		nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, NFPROTO_INET);
 		nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
 		nftnl_obj_nlmsg_build_payload(fw_batch_msg(fb, NFT_MSG_NEWOBJ,
@@ -872,7 +979,7 @@ fw_batch_ruleset(struct fw_batch *fb, const struct fw_list *l, uid_t uid)
 			continue;
 		if ((ch = nftnl_chain_alloc()) == NULL)
 			return -1;
-		nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, HOSTFW_TABLE);
+		nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, tbl->name);
 		nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, fw_chains[c].name);
 		nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
 		nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, fw_chains[c].type);
@@ -887,7 +994,7 @@ fw_batch_ruleset(struct fw_batch *fb, const struct fw_list *l, uid_t uid)
 	for (i = 0; i < l->n; i++) {
 		if ((nr = nftnl_rule_alloc()) == NULL)
 			return -1;
-		nftnl_rule_set_str(nr, NFTNL_RULE_TABLE, HOSTFW_TABLE);
+		nftnl_rule_set_str(nr, NFTNL_RULE_TABLE, tbl->name);
 		nftnl_rule_set_str(nr, NFTNL_RULE_CHAIN,
 		    fw_chains[l->r[i].chain].name);
 		nftnl_rule_set_u32(nr, NFTNL_RULE_FAMILY, NFPROTO_INET);
@@ -913,23 +1020,25 @@ fw_batch_ruleset(struct fw_batch *fb, const struct fw_list *l, uid_t uid)
 	return 0;
 }
 
-int
-hostfw_install(const struct hostfw_config *cfg, char *why, size_t whylen)
+/*
+ * Installs table tbl with the rules of l in one batch.  With `replace`
+ * the batch adds the table, deletes it and adds it again (the old one
+ * and the new one swap with no moment between them); else the table must
+ * not be there yet.
+ */
+static int
+fw_install(const struct fw_table *tbl, const struct fw_list *l, uid_t uid,
+    int replace, char *why, size_t whylen)
 {
 	struct fw_batch fb;
-	struct fw_list *l;
 	struct mnl_socket *nl = NULL;
 	struct nftnl_table *t = NULL;
 	int r = -1, e;
 
 	memset(&fb, 0, sizeof(fb));
-	if ((l = malloc(sizeof(*l))) == NULL || (t = fw_table_new()) == NULL ||
+	if ((t = fw_table_new(tbl->name)) == NULL ||
 	    fw_batch_start(&fb) != 0) {
 		snprintf(why, whylen, "out of memory");
-		goto out;
-	}
-	if (fw_rules(cfg, l) != 0) {
-		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
 		goto out;
 	}
 	/*
@@ -937,10 +1046,12 @@ hostfw_install(const struct hostfw_config *cfg, char *why, size_t whylen)
 	 * the new one swap inside one transaction, with no moment between
 	 * them when neither holds.
 	 */
-	fw_batch_table(&fb, NFT_MSG_NEWTABLE, NLM_F_CREATE, t);
-	fw_batch_table(&fb, NFT_MSG_DELTABLE, 0, t);
+	if (replace) {
+		fw_batch_table(&fb, NFT_MSG_NEWTABLE, NLM_F_CREATE, t);
+		fw_batch_table(&fb, NFT_MSG_DELTABLE, 0, t);
+	}
 	fw_batch_table(&fb, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, t);
-	if (fw_batch_ruleset(&fb, l, cfg->uid) != 0) {
+	if (fw_batch_ruleset(&fb, tbl, l, uid) != 0) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
@@ -958,12 +1069,32 @@ hostfw_install(const struct hostfw_config *cfg, char *why, size_t whylen)
 	fw_batch_release(&fb);
 	if (t != NULL)
 		nftnl_table_free(t);
-	free(l);
 	return r;
 }
 
 int
-hostfw_remove(char *why, size_t whylen)
+hostfw_install(const struct hostfw_config *cfg, char *why, size_t whylen)
+{
+	struct fw_list *l;
+	int r;
+
+	if ((l = malloc(sizeof(*l))) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	if (fw_rules(cfg, l) != 0) {
+		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
+		free(l);
+		return -1;
+	}
+	r = fw_install(&fw_enforce_table, l, cfg->uid, 1, why, whylen);
+	free(l);
+	return r;
+}
+
+/* Deletes table `name`: 1 deleted, 0 not there, -1 (why). */
+static int
+fw_remove(const char *name, char *why, size_t whylen)
 {
 	struct fw_batch fb;
 	struct mnl_socket *nl = NULL;
@@ -971,7 +1102,7 @@ hostfw_remove(char *why, size_t whylen)
 	int r = -1, e;
 
 	memset(&fb, 0, sizeof(fb));
-	if ((t = fw_table_new()) == NULL || fw_batch_start(&fb) != 0) {
+	if ((t = fw_table_new(name)) == NULL || fw_batch_start(&fb) != 0) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
@@ -994,7 +1125,14 @@ hostfw_remove(char *why, size_t whylen)
 }
 
 int
-hostfw_active(char *why, size_t whylen)
+hostfw_remove(char *why, size_t whylen)
+{
+	return fw_remove(HOSTFW_TABLE, why, whylen);
+}
+
+/* 1: table `name` is there; 0: it is not; -1: cannot tell (why). */
+static int
+fw_exists(const char *name, char *why, size_t whylen)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct mnl_socket *nl;
@@ -1011,7 +1149,7 @@ hostfw_active(char *why, size_t whylen)
 	if ((nl = fw_open(why, whylen)) == NULL)
 		goto out;
 	portid = mnl_socket_get_portid(nl);
-	nftnl_table_set_str(t, NFTNL_TABLE_NAME, HOSTFW_TABLE);
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, name);
 	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET,
 	    NLM_F_ACK, seq);
 	nftnl_table_nlmsg_build_payload(nlh, t);
@@ -1042,6 +1180,12 @@ hostfw_active(char *why, size_t whylen)
 		mnl_socket_close(nl);
 	nftnl_table_free(t);
 	return r;
+}
+
+int
+hostfw_active(char *why, size_t whylen)
+{
+	return fw_exists(HOSTFW_TABLE, why, whylen);
 }
 
 /* What a dump of the table's rules or counters collects. */
@@ -1216,4 +1360,91 @@ hostfw_show(FILE *out, char *why, size_t whylen)
 	}
 	mnl_socket_close(nl);
 	return 0;
+}
+
+/* --- a microVM's table ------------------------------------------------------- */
+
+static int
+fw_vm_table(const struct hostfw_vm *vm, struct fw_table *t, char *why,
+    size_t whylen)
+{
+	if (strncmp(vm->table, HOSTFW_VM_PREFIX,
+	    sizeof(HOSTFW_VM_PREFIX) - 1) != 0 || vm->tap[0] == '\0') {
+		snprintf(why, whylen, "'%s' is not a microVM table name",
+		    vm->table);
+		return -1;
+	}
+	t->name = vm->table;
+	t->counters = fw_vm_counters;
+	t->ncounters = sizeof(fw_vm_counters) / sizeof(fw_vm_counters[0]);
+	return 0;
+}
+
+/*
+ * The table and the rules of vm: *l is the caller's to free.  0, or -1
+ * (why).
+ */
+static int
+fw_vm_make(const struct hostfw_vm *vm, struct fw_table *t,
+    struct fw_list **l, char *why, size_t whylen)
+{
+	*l = NULL;
+	if (fw_vm_table(vm, t, why, whylen) != 0)
+		return -1;
+	if ((*l = malloc(sizeof(**l))) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	if (fw_vm_rules(vm, *l) != 0) {
+		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
+		free(*l);
+		*l = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int
+hostfw_vm_print(const struct hostfw_vm *vm, FILE *out, char *why,
+    size_t whylen)
+{
+	struct fw_table t;
+	struct fw_list *l;
+
+	if (fw_vm_make(vm, &t, &l, why, whylen) != 0)
+		return -1;
+	fw_print_table(&t, l, 0, out);
+	free(l);
+	return 0;
+}
+
+int
+hostfw_vm_install(const struct hostfw_vm *vm, char *why, size_t whylen)
+{
+	struct fw_table t;
+	struct fw_list *l;
+	int r;
+
+	if (fw_vm_make(vm, &t, &l, why, whylen) != 0)
+		return -1;
+	r = fw_install(&t, l, 0, 0, why, whylen);
+	free(l);
+	return r;
+}
+
+int
+hostfw_vm_remove(const char *table, char *why, size_t whylen)
+{
+	if (strncmp(table, HOSTFW_VM_PREFIX, sizeof(HOSTFW_VM_PREFIX) - 1) !=
+	    0) {
+		snprintf(why, whylen, "'%s' is not a microVM table name", table);
+		return -1;
+	}
+	return fw_remove(table, why, whylen);
+}
+
+int
+hostfw_vm_exists(const char *table, char *why, size_t whylen)
+{
+	return fw_exists(table, why, whylen);
 }

@@ -71,4 +71,30 @@ int	 hostfw_remove(char *why, size_t whylen);
  */
 int	 hostfw_show(FILE *out, char *why, size_t whylen);
 
+/*
+ * A microVM's table, inet intutic_vm_<id> (the microVM backend of `intutic
+ * exec`): what comes in from its tap may reach only the proxy's address and
+ * port on this host (and the replies of what was accepted: the launcher's
+ * ssh into the guest); everything else from it, and everything forwarded
+ * to or from it, is dropped and counted (vm_input_dropped,
+ * vm_forward_dropped).  Installed in one batch, removed whole.
+ */
+#define HOSTFW_VM_PREFIX	"intutic_vm_"
+
+struct hostfw_vm {
+	char			 table[64];	/* HOSTFW_VM_PREFIX + id */
+	char			 tap[16];	/* IFNAMSIZ */
+	struct hostfw_net	 proxy;		/* address on the tap, port */
+};
+
+int	 hostfw_vm_print(const struct hostfw_vm *vm, FILE *out, char *why,
+	    size_t whylen);
+/* Fails (nothing changed) when the table is there already. */
+int	 hostfw_vm_install(const struct hostfw_vm *vm, char *why,
+	    size_t whylen);
+/* 1: deleted; 0: it was not there; -1 (why). */
+int	 hostfw_vm_remove(const char *table, char *why, size_t whylen);
+/* 1: there; 0: not; -1: cannot tell (why). */
+int	 hostfw_vm_exists(const char *table, char *why, size_t whylen);
+
 #endif /* INTUTIC_HOSTFW_H */

@@ -169,6 +169,8 @@ test_expect_success 'one line per check, in order, each with a verdict' '
 	docker missing
 	/dev/kvm ok
 	firecracker missing
+	qemu missing
+	microvm ok
 	nftables ok
 	enforce missing
 	result missing
@@ -257,7 +259,7 @@ test_expect_success 'settings that cannot be read: fail, exit 1' '
 	doctor &&
 	test "$doctor_code" = 1 &&
 	expect_line level fail "$SETTINGS:1:24: '\''enforcement'\'' is '\''maybe'\'': expected off, recommend or require; fix: correct the setting; until then \`intutic exec\` refuses to run" &&
-	expect_line result missing "the level is not known; missing: readable settings, a sandbox backend (podman or docker running, or /dev/kvm and firecracker)"
+	expect_line result missing "the level is not known; missing: readable settings, a sandbox backend (podman or docker running, or /dev/kvm and firecracker or qemu)"
 '
 
 # --- require: a sandbox backend -------------------------------------------------------
@@ -268,7 +270,7 @@ test_expect_success 'require without a sandbox backend: exit 1, the result says 
 	doctor &&
 	test "$doctor_code" = 1 &&
 	expect_line level ok "require, from $SETTINGS" &&
-	expect_line result missing "level require needs a sandbox backend (podman or docker running, or /dev/kvm and firecracker)"
+	expect_line result missing "level require needs a sandbox backend (podman or docker running, or /dev/kvm and firecracker or qemu)"
 '
 
 test_expect_success 'require with podman running: exit 0; podman info ran with no input or output' '

@@ -1,0 +1,197 @@
+#!/bin/sh
+test_description='intutic exec --sandbox=qemu end to end (qemu -M microvm, emulated): the agent in a booted guest reaches an allowed origin through the proxy and gets 403 for a denied name, reaches no other host and no other port of the host, its exit status comes back; the image is never written; teardown leaves nothing, also after SIGTERM, and what a killed launcher left is found and removed'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+. "$top_srcdir/t/lib-vm.sh"
+vm_isolate_netns
+test_require_proxy curl
+
+unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
+	INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy \
+	all_proxy NO_PROXY no_proxy
+INTUTIC_SETTINGS_FILE=$TRASH_DIRECTORY/settings.yaml
+XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
+export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME
+vm_env
+
+SECRET_VALUE=s3cr3t-9001-value
+
+# vmx ARGS... -- CMD...: intutic exec --sandbox=qemu with the test's limits;
+# stdout in out, stderr in err, the status in rc.
+vmx () {
+	rc=0
+	timeout -k 5 "$VM_RUN_SECONDS" "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" --sandbox=qemu \
+		--sandbox-memory 512m --sandbox-cpus 1 \
+		"$@" >out 2>err || rc=$?
+}
+
+# The audit log has more decisions for origin.test than origin.before
+# says (0), or not yet (1).
+origin_decided () {
+	test_vm_n_=$(audit_count event=decision host=origin.test) || return 1
+	read -r test_vm_b_ <"$TRASH_DIRECTORY/origin.before" || return 2
+	case $test_vm_n_:$test_vm_b_ in
+	[0-9]*:[0-9]*)	;;
+	*)	echo "origin_decided: counts '$test_vm_n_' and '$test_vm_b_'" >&2
+		return 1 ;;
+	esac
+	test "$test_vm_n_" -gt "$test_vm_b_"
+}
+
+# A hypervisor of a run is up (0), or not yet (1).
+vm_running () {
+	vm_leftovers | grep -q "^process"
+}
+
+# No process's command line holds the secret (the reader's own has it in
+# its environment only).
+secret_on_no_cmdline () {
+	SV=$SECRET_VALUE python3 -c "
+import os
+v = os.environ[\"SV\"].encode()
+for p in os.listdir(\"/proc\"):
+    if not p.isdigit() or int(p) == os.getpid():
+        continue
+    try:
+        c = open(\"/proc/%s/cmdline\" % p, \"rb\").read()
+    except OSError:
+        continue
+    assert v not in c, (p, c)
+"
+}
+
+# The image's identity: size, modification time, and a sum of its start.
+image_id () {
+	stat -c '%s %Y' "$INTUTIC_VM_ROOTFS" &&
+	head -c 16777216 "$INTUTIC_VM_ROOTFS" | cksum
+}
+
+# A launcher a test left running (it failed before it ended it): ended.
+test_vm_bg_down_ () {
+	for test_vm_f_ in bg.pid kill.pid; do
+		test -s "$TRASH_DIRECTORY/$test_vm_f_" || continue
+		test_vm_p_=$(cat "$TRASH_DIRECTORY/$test_vm_f_")
+		# still the launcher this script started
+		tr '\0' ' ' <"/proc/$test_vm_p_/cmdline" 2>/dev/null |
+		    grep -q -- "--sandbox=qemu" && kill -TERM "$test_vm_p_" 2>/dev/null
+	done
+	return 0
+}
+test_atexit test_vm_bg_down_
+
+test_expect_success 'setup: an origin, a service on the host, the far host, the proxy on every address' '
+	start_origin origin &&
+	start_echo hostsvc --bind 0.0.0.0 --mode banner host-service &&
+	vm_far_host &&
+	write_hosts hosts origin.test=127.0.0.1 other.test=127.0.0.1 &&
+	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
+	start_proxy rules.yaml --bind 0.0.0.0 &&
+	image_id >image.before &&
+	test -z "$(vm_leftovers)"
+'
+
+test_expect_success 'the far host and the host service answer from the host (what the guest must not reach is there)' '
+	python3 -c "
+import socket, sys
+for host, port in ((sys.argv[1], int(sys.argv[2])), (\"127.0.0.1\", int(sys.argv[3]))):
+    s = socket.create_connection((host, port), timeout=5)
+    assert s.recv(64).startswith((b\"far-host\", b\"host-service\")), host
+" "$VM_FAR_ADDR" "$VM_FAR_PORT" "$HOSTSVC_PORT"
+'
+
+test_expect_success 'in the guest: the origin through the proxy, 403 for a denied name, no direct way out, the secret by name' '
+	audit_mark &&
+	AGENT_SECRET=$SECRET_VALUE && export AGENT_SECRET &&
+	vmx -e AGENT_SECRET -- sh -c "
+		gw=\$(ip route show default | cut -d\" \" -f3)
+		echo gw=\$gw
+		curl -sS --max-time 30 http://origin.test:$ORIGIN_PORT/; echo allowed=\$?
+		curl -sS --max-time 30 -o /dev/null -w \"denied=%{http_code}\n\" http://other.test:$ORIGIN_PORT/
+		if timeout 5 bash -c \"exec 3<>/dev/tcp/$VM_FAR_ADDR/$VM_FAR_PORT; head -c 8 <&3\"; then
+			echo FAR-REACHED; else echo far-blocked; fi
+		if timeout 5 bash -c \"exec 3<>/dev/tcp/\$gw/$HOSTSVC_PORT; head -c 12 <&3\"; then
+			echo HOSTPORT-REACHED; else echo hostport-blocked; fi
+		echo secret=\$AGENT_SECRET
+		echo run=\$INTUTIC_RUN
+		echo written >/home/agent/persisted
+		exit 0" &&
+	test "$rc" = 0 &&
+	test_grep "^hello from origin.test:$ORIGIN_PORT\$" out &&
+	test_grep "^allowed=0\$" out &&
+	test_grep "^denied=403\$" out &&
+	test_grep "^far-blocked\$" out &&
+	test_grep -v "FAR-REACHED" out &&
+	test_grep "^hostport-blocked\$" out &&
+	test_grep -v "HOSTPORT-REACHED" out &&
+	test_grep "^secret=$SECRET_VALUE\$" out &&
+	test_grep "INTUTIC_QEMU_ACCEL=tcg: the microVM is emulated" err &&
+	run=$(sed -n "s/^run=//p" out) &&
+	case $run in run-[0-9a-f]*) ;; *) false ;; esac &&
+	audit_since 1 &&
+	audit_expect 1 event=run run="$run" command=sh &&
+	audit_expect 1 event=decision run="$run" host=origin.test decision=allow &&
+	audit_expect 1 event=decision run="$run" host=other.test decision=deny reason=not-allowlisted &&
+	audit_expect 2 event=decision run="$run" client~"^10[.]213[.]"
+'
+
+test_expect_success 'after the run: no tap, no table, no hypervisor, no overlay or run directory left' '
+	test -z "$(vm_leftovers)"
+'
+
+test_expect_success 'the exit status of the agent comes back; the guest starts from the image again (nothing persisted); the image is unchanged' '
+	vmx -- sh -c "test -e /home/agent/persisted && echo PERSISTED; exit 7" &&
+	test "$rc" = 7 &&
+	test_grep -v PERSISTED out &&
+	image_id >image.after &&
+	test_cmp image.before image.after &&
+	test -z "$(vm_leftovers)"
+'
+
+test_expect_success 'SIGTERM to the launcher mid-run: 143, the table counted the drops while it ran, then nothing left' '
+	audit_count event=decision host=origin.test >origin.before &&
+	AGENT_SECRET=$SECRET_VALUE && export AGENT_SECRET &&
+	( "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" --sandbox=qemu \
+		--sandbox-memory 512m --sandbox-cpus 1 -e AGENT_SECRET -- sh -c "
+		timeout 3 bash -c \"exec 3<>/dev/tcp/$VM_FAR_ADDR/$VM_FAR_PORT\"
+		curl -sS --max-time 30 -o /dev/null http://origin.test:$ORIGIN_PORT/
+		sleep 240" >bg.out 2>bg.err & echo $! >bg.pid; wait $!; echo $? >bg.rc ) &
+	wait_until 240 origin_decided &&
+	table=$(nft list tables | sed -n "s/^table inet \(intutic_vm_[0-9a-f]*\)\$/\1/p") &&
+	test -n "$table" &&
+	nft list table inet "$table" >table.txt &&
+	python3 -c "
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r\"counter vm_forward_dropped \{\s*packets (\d+)\", t)
+assert m and int(m.group(1)) > 0, t
+" table.txt &&
+	secret_on_no_cmdline &&
+	kill -TERM "$(cat bg.pid)" &&
+	wait_until 60 test -s bg.rc &&
+	test "$(cat bg.rc)" = 143 &&
+	test -z "$(vm_leftovers)"
+'
+
+test_expect_success 'a launcher killed with SIGKILL leaves its VM behind: doctor reports it, the next run removes it' '
+	( "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" --sandbox=qemu \
+		--sandbox-memory 512m --sandbox-cpus 1 -- sleep 240 \
+		>kill.out 2>kill.err & echo $! >kill.pid; wait $! ) &
+	wait_until 60 vm_running &&
+	kill -KILL "$(cat kill.pid)" &&
+	sleep 1 &&
+	vm_leftovers >left.txt &&
+	test_grep "^tap intvm" left.txt &&
+	test_grep "^table intutic_vm_" left.txt &&
+	test_grep "^run directory " left.txt &&
+	rc=0 && "$INTUTIC" doctor --state-dir "$PROXY_DIR/state" >doctor.out 2>&1 || rc=$? &&
+	test_grep "^microvm  *warn  *1 run left by a launcher that is gone .*: run-[0-9a-f]*" doctor.out &&
+	vmx -- true &&
+	test "$rc" = 0 &&
+	test_grep "removing what 1 earlier microVM run left" err &&
+	test -z "$(vm_leftovers)"
+'
+
+test_done

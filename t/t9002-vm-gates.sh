@@ -1,0 +1,247 @@
+#!/bin/sh
+test_description='intutic exec --sandbox=firecracker|qemu: every health gate refuses with its own line and code before anything is made; the dry run shows the firecracker configuration (checked against firecracker'"'"'s schema), the qemu command line and the host'"'"'s table, and makes nothing'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+test_isolate_netns
+test_require_proxy ssh-keygen mkfs.ext4 nft
+
+unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
+	INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy \
+	all_proxy NO_PROXY no_proxy
+INTUTIC_SETTINGS_FILE=$TRASH_DIRECTORY/settings.yaml
+XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
+INTUTIC_VM_RUNDIR=$TRASH_DIRECTORY/vmrun
+export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME INTUTIC_VM_RUNDIR
+
+# A usable /dev/kvm changes which gate comes first.
+if test -c /dev/kvm && python3 -c '
+import fcntl, os
+fd = os.open("/dev/kvm", os.O_RDWR)
+assert fcntl.ioctl(fd, 0xAE00) == 12
+' 2>/dev/null; then
+	test_set_prereq KVM
+else
+	test_set_prereq NOKVM
+fi
+
+# vmx ARGS...: intutic exec with the test's proxy; stdout in out, stderr in
+# err, the status in rc.
+vmx () {
+	rc=0
+	timeout -k 5 60 "$INTUTIC" exec --state-dir "$PROXY_DIR/state" \
+		"$@" >out 2>err || rc=$?
+}
+
+# Nothing of a microVM run exists: no tap, no table, no run directory, no
+# run registered with the proxy since audit_mark.
+nothing_made () {
+	! ip -o link show | grep -q ": intvm" &&
+	! nft list tables | grep -q intutic_vm_ &&
+	! ls "$INTUTIC_VM_RUNDIR"/run-* >/dev/null 2>&1 &&
+	audit_since 0 &&
+	test "$(audit_count since.jsonl event=run)" = 0
+}
+
+# The guest's files: the gates look at them, the dry run names them.
+guest_files () {
+	mkdir -p guest &&
+	head -c 4096 /dev/zero >guest/vmlinux &&
+	head -c 4096 /dev/zero >guest/initrd.img &&
+	head -c 65536 /dev/zero >guest/rootfs.ext4 &&
+	rm -f guest/key guest/key.pub &&
+	ssh-keygen -q -t ed25519 -N "" -f guest/key &&
+	INTUTIC_FC_KERNEL=$PWD/guest/vmlinux &&
+	INTUTIC_FC_ROOTFS=$PWD/guest/rootfs.ext4 &&
+	INTUTIC_FC_GUEST_KEY=$PWD/guest/key &&
+	export INTUTIC_FC_KERNEL INTUTIC_FC_ROOTFS INTUTIC_FC_GUEST_KEY
+}
+
+test_expect_success 'setup: guest files, a proxy on every address' '
+	guest_files &&
+	start_origin origin &&
+	write_hosts hosts origin.test=127.0.0.1 &&
+	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
+	start_proxy rules.yaml --bind 0.0.0.0
+'
+
+test_expect_success '--sandbox=bogus is a usage error; --sandbox-dry-run needs a microVM' '
+	vmx --sandbox=bogus -- true &&
+	test "$rc" = 2 &&
+	test_grep "is not oci, firecracker or qemu" err &&
+	vmx --sandbox --sandbox-dry-run -- true &&
+	test "$rc" = 2 &&
+	test_grep "needs --sandbox=firecracker or qemu" err
+'
+
+test_expect_success 'firecracker not in PATH: 125, one line, nothing made' '
+	audit_mark &&
+	PATH=/usr/bin:/bin vmx --sandbox=firecracker -- true &&
+	test "$rc" = 125 &&
+	test_grep "no firecracker in PATH; install firecracker in PATH or set INTUTIC_FC_BIN" err &&
+	test_line_count = 1 err &&
+	nothing_made
+'
+
+test_expect_success 'INTUTIC_FC_BIN not executable: 125' '
+	INTUTIC_FC_BIN=$PWD/guest/vmlinux vmx --sandbox=firecracker -- true &&
+	test "$rc" = 125 &&
+	test_grep "guest/vmlinux is not executable" err
+'
+
+test_expect_success 'no kernel: 125 naming the variable' '
+	audit_mark &&
+	INTUTIC_FC_KERNEL= INTUTIC_FC_BIN=/bin/true vmx --sandbox=firecracker -- true &&
+	test "$rc" = 125 &&
+	test_grep "set INTUTIC_FC_KERNEL or INTUTIC_VM_KERNEL to the guest.s kernel" err &&
+	nothing_made
+'
+
+test_expect_success 'an unreadable root image: 125 naming it' '
+	INTUTIC_FC_ROOTFS=$PWD/guest/missing.ext4 INTUTIC_FC_BIN=/bin/true \
+		vmx --sandbox=firecracker -- true &&
+	test "$rc" = 125 &&
+	test_grep "root file system image .*guest/missing.ext4 cannot be read" err
+'
+
+test_expect_success 'no INTUTIC_FC_GUEST_KEY: exit 2 before anything is set up' '
+	audit_mark &&
+	INTUTIC_FC_GUEST_KEY= INTUTIC_FC_BIN=/bin/true vmx --sandbox=firecracker -- true &&
+	test "$rc" = 2 &&
+	test_grep "INTUTIC_FC_GUEST_KEY is not set" err &&
+	test_line_count = 1 err &&
+	nothing_made &&
+	INTUTIC_FC_GUEST_KEY= INTUTIC_QEMU_ACCEL=tcg vmx --sandbox=qemu -- true &&
+	test "$rc" = 2 &&
+	nothing_made
+'
+
+test_expect_success 'a guest key that is no key: exit 2' '
+	INTUTIC_FC_GUEST_KEY=$PWD/guest/vmlinux INTUTIC_FC_BIN=/bin/true \
+		vmx --sandbox=firecracker -- true &&
+	test "$rc" = 2 &&
+	test_grep "is not an ssh private key without a passphrase" err
+'
+
+test_expect_success NOKVM 'firecracker without a usable /dev/kvm: 125, nothing made' '
+	audit_mark &&
+	INTUTIC_FC_BIN=/bin/true vmx --sandbox=firecracker -- true &&
+	test "$rc" = 125 &&
+	test_grep "needs KVM, and /dev/kvm" err &&
+	test_line_count = 1 err &&
+	nothing_made
+'
+
+test_expect_success NOKVM 'qemu without KVM: refused, no silent emulation; INTUTIC_QEMU_ACCEL=tcg is named' '
+	audit_mark &&
+	vmx --sandbox=qemu -- true &&
+	test "$rc" = 125 &&
+	test_grep "INTUTIC_QEMU_ACCEL=tcg runs qemu emulated" err &&
+	nothing_made
+'
+
+test_expect_success 'INTUTIC_QEMU_ACCEL must be kvm or tcg' '
+	INTUTIC_QEMU_ACCEL=hvf vmx --sandbox=qemu -- true &&
+	test "$rc" = 2 &&
+	test_grep "INTUTIC_QEMU_ACCEL=.hvf.: expected kvm or tcg" err
+'
+
+test_expect_success 'a proxy on loopback only: 125 with the INTUTIC_PROXY_BIND to use' '
+	mkdir -p lo-state &&
+	cp "$PROXY_DIR/state/proxy.json" lo-state/ &&
+	python3 -c "
+import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+d[\"bind\"] = [\"127.0.0.1\"]
+json.dump(d, open(p, \"w\"))
+" lo-state/proxy.json &&
+	rc=0 &&
+	INTUTIC_QEMU_ACCEL=tcg "$INTUTIC" exec --state-dir lo-state --sandbox=qemu \
+		-- true >out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_grep "restart it with INTUTIC_PROXY_BIND=0.0.0.0" err
+'
+
+test_expect_success 'a microVM subnet that overlaps the host: 125 naming what it overlaps; a malformed one: 2' '
+	INTUTIC_VM_SUBNET=127.0.0.0/8 INTUTIC_QEMU_ACCEL=tcg vmx --sandbox=qemu -- true &&
+	test "$rc" = 125 &&
+	test_grep "overlaps lo.s address 127.0.0.1" err &&
+	INTUTIC_VM_SUBNET=10.213.0.1/16 INTUTIC_QEMU_ACCEL=tcg vmx --sandbox=qemu -- true &&
+	test "$rc" = 2 &&
+	test_grep "expected an IPv4 network" err
+'
+
+test_expect_success '--sandbox-cpus: firecracker takes 1 or an even number' '
+	INTUTIC_FC_BIN=/bin/true vmx --sandbox=firecracker --sandbox-cpus 3 --sandbox-dry-run -- true &&
+	test "$rc" = 2 &&
+	test_grep "firecracker: 1 or an even number" err
+'
+
+test_expect_success 'firecracker dry run: the configuration, valid against the schema, nothing made' '
+	audit_mark &&
+	INTUTIC_FC_INITRD=$PWD/guest/initrd.img \
+		vmx --sandbox=firecracker --sandbox-dry-run --sandbox-memory 768m \
+		--sandbox-cpus 2 -- true &&
+	test "$rc" = 0 &&
+	sed -n "/^# firecracker/,/^# the host/p" out | sed "1d;\$d" >vm.json &&
+	python3 "$top_srcdir/t/helpers/fcconfig.py" vm.json \
+		--kernel "$PWD/guest/vmlinux" --initrd "$PWD/guest/initrd.img" \
+		--rundir "$INTUTIC_VM_RUNDIR" --mem 768 --vcpus 2 >check.out &&
+	test_grep "^ok" check.out &&
+	nothing_made
+'
+
+test_expect_success 'firecracker dry run: the root drive is a copy in the run directory, never the operator image' '
+	python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1]))
+root = [d for d in c[\"drives\"] if d[\"is_root_device\"]][0]
+assert root[\"path_on_host\"] != sys.argv[2], root
+assert root[\"path_on_host\"].startswith(sys.argv[3] + \"/run-\"), root
+" vm.json "$INTUTIC_FC_ROOTFS" "$INTUTIC_VM_RUNDIR"
+'
+
+test_expect_success 'the schema check fails on a configuration that breaks it' '
+	python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1]))
+del c[\"boot-source\"][\"kernel_image_path\"]
+c[\"machine-config\"][\"vcpu_count\"] = 0
+c[\"drives\"][0][\"bogus\"] = 1
+json.dump(c, open(\"bad.json\", \"w\"))
+" vm.json &&
+	test_must_fail python3 "$top_srcdir/t/helpers/fcconfig.py" bad.json >bad.out &&
+	test_grep "kernel_image_path" bad.out &&
+	test_grep "vcpu_count" bad.out &&
+	test_grep "bogus" bad.out
+'
+
+test_expect_success 'dry run: the host table lets the tap reach the proxy port only, drops and counts the rest' '
+	sed -n "/^# the host.s table:/,\$p" out | sed 1d >table.txt &&
+	tap=$(sed -n "s/^# run directory .*, tap \(intvm[0-9a-f]*\) .*/\1/p" out) &&
+	test -n "$tap" &&
+	test_grep "^table inet intutic_vm_[0-9a-f]* {" table.txt &&
+	test_grep "type filter hook input priority filter; policy accept;" table.txt &&
+	test_grep "type filter hook forward priority filter; policy accept;" table.txt &&
+	test_grep "iifname \"$tap\" ip daddr 10\.213\.[0-9.]* tcp dport $PROXY_PORT accept" table.txt &&
+	test_grep "iifname \"$tap\" counter name \"vm_input_dropped\" drop" table.txt &&
+	test_grep "iifname \"$tap\" counter name \"vm_forward_dropped\" drop" table.txt &&
+	test_grep "oifname \"$tap\" counter name \"vm_forward_dropped\" drop" table.txt
+'
+
+test_expect_success 'qemu dry run: microvm, the image behind a snapshot, the run disk read-only, the tap, ip= on the command line' '
+	audit_mark &&
+	INTUTIC_QEMU_ACCEL=tcg INTUTIC_VM_INITRD=$PWD/guest/initrd.img \
+		vmx --sandbox=qemu --sandbox-dry-run -- true &&
+	test "$rc" = 0 &&
+	sed -n "/^# the hypervisor:/{n;p}" out >argv.txt &&
+	test_grep -- "-M microvm -accel tcg" argv.txt &&
+	test_grep -- "-drive id=root,file=$INTUTIC_FC_ROOTFS,format=raw,if=none,snapshot=on" argv.txt &&
+	test_grep -- "config.ext4,format=raw,if=none,readonly=on" argv.txt &&
+	test_grep -- "-netdev tap,id=net0,ifname=intvm[0-9a-f]*,script=no" argv.txt &&
+	test_grep -- "ip=10\.213\.[0-9.]*::10\.213\.[0-9.]*:255\.255\.255\.252::eth0:off" argv.txt &&
+	test_grep -- "tsc_early_khz=" argv.txt &&
+	nothing_made
+'
+
+test_done
