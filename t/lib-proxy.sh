@@ -40,6 +40,17 @@ TEST_NETNS_STOP_SECONDS=10	# the namespaced script, after a signal
 TEST_CURL_SECONDS=20		# proxy_curl, proxy_metric: --max-time
 TEST_AUDIT_WAIT_SECONDS=10	# audit_wait, audit_since, audit_conn
 
+# `make check-valgrind` sets TEST_VALGRIND: every proxy runs under valgrind
+# memcheck, ten to fifty times slower (so the limits are longer), and a
+# definite leak or a memory error fails the script (test_sanitizer_check_
+# reads PROXY_DIR/valgrind.PID.log).
+if test -n "${TEST_VALGRIND:-}"; then
+	TEST_PROXY_START_SECONDS=60
+	TEST_PROXY_STOP_SECONDS=60
+	TEST_CURL_SECONDS=60
+	TEST_AUDIT_WAIT_SECONDS=30
+fi
+
 test_helpers_=$top_srcdir/t/helpers
 test_proxy_atexit_=		# set once the proxy's cleanup is registered
 test_proxy_pid_=		# the proxy this shell started (PROXY_PID is a copy)
@@ -196,7 +207,13 @@ test_netns_exit_ () {
 test_sanitizer_check_ () {
 	test_san_logs_=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: UndefinedBehaviorSanitizer' \
 		--include=proxy.log "$TRASH_DIRECTORY" 2>/dev/null)
-	test -z "$test_san_logs_" && return 0
+	test_vg_logs_=$(grep -rlE 'definitely lost: [1-9]|ERROR SUMMARY: [1-9]' \
+		--include='valgrind.*.log' "$TRASH_DIRECTORY" 2>/dev/null)
+	for test_vg_log_ in $test_vg_logs_; do
+		printf '%s\n' "valgrind report in $test_vg_log_:" >&2
+		grep -E '^==[0-9]+== ' "$test_vg_log_" | head -80 >&2
+	done
+	test -z "$test_san_logs_" && test -z "$test_vg_logs_" && return 0
 	for test_san_log_ in $test_san_logs_; do
 		printf '%s\n' "sanitizer report in $test_san_log_:" >&2
 		grep -A30 -E 'Sanitizer|runtime error' "$test_san_log_" | head -60 >&2
@@ -645,7 +662,17 @@ start_proxy () {
 		test_atexit 'test_proxy_cleanup_' || return 1
 		test_proxy_atexit_=1
 	fi
-	"$test_proxy_bin_" --rules "$test_proxy_rules_" \
+	test_proxy_vg_=
+	if test -n "${TEST_VALGRIND:-}"; then
+		case $PROXY_DIR in
+		*[[:space:]]*)
+			echo "start_proxy: under valgrind, PROXY_DIR may not hold a space" >&2
+			return 1 ;;
+		esac
+		test_proxy_vg_="valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 --log-file=$PROXY_DIR/valgrind.%p.log"
+	fi
+	# shellcheck disable=SC2086 # the valgrind command is words
+	$test_proxy_vg_ "$test_proxy_bin_" --rules "$test_proxy_rules_" \
 		--bind 127.0.0.1 --port 0 \
 		--state-dir "$PROXY_DIR/state" \
 		--audit "$AUDIT_FILE" \
