@@ -1558,8 +1558,31 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 	vm_child = pid;
 	if (vm_signal != 0)
 		kill(pid, vm_signal);
-	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
-		;
+	/* ssh ends, or the VM does under it (ssh would not see that soon) */
+	for (;;) {
+		struct timespec nap = { 0, 100 * 1000000L };
+		int vst;
+		pid_t w;
+
+		if ((w = waitpid(pid, &st, WNOHANG)) == pid ||
+		    (w == -1 && errno != EINTR))
+			break;
+		if (vm->pid > 0 && waitpid(vm->pid, &vst, WNOHANG) == vm->pid) {
+			vm->pid = -1;
+			kill(pid, SIGTERM);
+			while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+				;
+			fprintf(stderr, "intutic exec: the microVM stopped under "
+			    "the command (%s %d): its status is not known\n",
+			    WIFEXITED(vst) ? "exit" : "signal", WIFEXITED(vst) ?
+			    WEXITSTATUS(vst) : WTERMSIG(vst));
+			vm_console_tail(vm);
+			vm_child = 0;
+			r = EXIT_CANNOT_RUN;
+			goto out;
+		}
+		nanosleep(&nap, NULL);
+	}
 	vm_child = 0;
 	r = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
  out:
