@@ -76,7 +76,7 @@
 #define VM_TOOL_MS		30000	/* ssh-keygen, mkfs.ext4 */
 #define VM_STOP_MS		3000	/* SIGTERM, then SIGKILL */
 #define VM_CONFIG_DISK		"8M"
-#define VM_ARGV_MAX		(64 + EXEC_ENV_MAX)
+#define VM_ARGV_MAX		(64 + 2 * (EXEC_ENV_MAX + 32))
 #define VM_CMD_MAX		(128 * 1024)	/* the command for the guest */
 #define VM_GUEST_INIT		"/usr/sbin/intutic-guest-init"
 #define VM_DIR_MAX		(PATH_MAX - 64)	/* room for a name after it */
@@ -1515,7 +1515,12 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 	argv[n++] = (char *)"-o";
 	argv[n++] = (char *)"LogLevel=ERROR";
 	/* By name: the values travel in ssh's own environment. */
-	for (i = 0; i < e.n && n + 4 < VM_ARGV_MAX; i++) {
+	if (n + 2 * e.n + 8 > VM_ARGV_MAX + 8 || e.n > EXEC_ENV_MAX + 32) {
+		fprintf(stderr, "intutic exec: too many variables for the "
+		    "microVM (%zu)\n", e.n);
+		goto out;
+	}
+	for (i = 0; i < e.n; i++) {
 		size_t len = strcspn(e.v[i], "=");
 		char *opt;
 
