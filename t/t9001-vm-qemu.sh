@@ -26,6 +26,14 @@ vmx () {
 		"$@" >out 2>err || rc=$?
 }
 
+# agent_said FILE LINE: the background launcher's output FILE has the
+# line LINE (0), or not yet (1): also when the background shell has not
+# made FILE yet.
+agent_said () {
+	test -f "$1" || return 1
+	grep -q "^$2\$" "$1" || return 1
+}
+
 # A hypervisor of a run is up (0), or not yet (1).
 vm_running () {
 	vm_leftovers | grep -q "^process"
@@ -144,7 +152,7 @@ test_expect_success 'SIGTERM to the launcher mid-run: 143, the table counted the
 		curl -sS --max-time 30 -o /dev/null http://origin.test:$ORIGIN_PORT/
 		echo tried
 		sleep 240" >bg.out 2>bg.err & echo $! >bg.pid; wait $!; echo $? >bg.rc ) &
-	wait_until 240 grep -q "^tried\$" bg.out &&
+	wait_until 240 agent_said bg.out tried &&
 	table=$(nft list tables | sed -n "s/^table inet \(intutic_vm_[0-9a-f]*\)\$/\1/p") &&
 	test -n "$table" &&
 	nft list table inet "$table" >table.txt &&
@@ -166,7 +174,7 @@ test_expect_success 'the VM dies under the agent: the launcher says so, exits 12
 		--state-dir "$PROXY_DIR/state" --sandbox=qemu \
 		--sandbox-memory 512m --sandbox-cpus 1 -- sh -c "echo up; sleep 240" \
 		>crash.out 2>crash.err & echo $! >crash.pid; wait $!; echo $? >crash.rc ) &
-	wait_until 240 grep -q "^up\$" crash.out &&
+	wait_until 240 agent_said crash.out up &&
 	vm_leftovers >left.txt &&
 	qemu= &&
 	for p in $(sed -n "s/^process //p" left.txt); do
