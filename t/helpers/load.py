@@ -49,7 +49,9 @@ TEXT|null, "t": SECONDS}: per connection (t: when it began, monotonic
 seconds), what the audit log's close record must say
 (bytes in the tunnel, not the CONNECT head and its 200; for HTTP the
 origin's X-Got and X-Sent summed) and how many decision records it must
-have.  audit.py --tally compares them.
+have.  Every connection that reached the proxy has its line, those that
+failed too ("ok": false, up and down null when not counted): the proxy
+may have records of them.  audit.py --tally compares them.
 
 Only 127.0.0.1: the clients connect to the proxy's port there, the server
 binds there; names go to the proxy as they are.  Every socket wait is
@@ -230,21 +232,33 @@ class Failed(Exception):
     pass
 
 
+class TunnelFailed(Failed):
+    """A CONNECT that reached the proxy and failed: .me is the client's
+    address, for its record (the proxy may have records of it)."""
+
+    def __init__(self, me, msg):
+        Failed.__init__(self, msg)
+        self.me = me
+
+
 def connect_tunnel(port, target):
-    """A CONNECT tunnel through the proxy: (socket, client address)."""
+    """A CONNECT tunnel through the proxy: (socket, client address).  A
+    failure once connected raises TunnelFailed."""
     s = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
     me = "%s:%d" % s.getsockname()[:2]
-    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
-    head = b""
-    while not head.endswith(b"\r\n\r\n"):
-        d = s.recv(1)       # one at a time: nothing of the tunnel is taken
-        if not d or len(head) > HEAD_MAX:
-            s.close()
-            raise Failed("%s: no answer to CONNECT: %r" % (me, head[:80]))
-        head += d
-    if not head.startswith(b"HTTP/1.1 200 "):
+    try:
+        s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            d = s.recv(1)       # one at a time: nothing of the tunnel is taken
+            if not d or len(head) > HEAD_MAX:
+                raise Failed("%s: no answer to CONNECT: %r" % (me, head[:80]))
+            head += d
+        if not head.startswith(b"HTTP/1.1 200 "):
+            raise Failed("%s: answer to CONNECT: %r" % (me, head[:80]))
+    except (OSError, Failed) as e:
         s.close()
-        raise Failed("%s: answer to CONNECT: %r" % (me, head[:80]))
+        raise TunnelFailed(me, str(e) if isinstance(e, Failed) else "%s: %s" % (me, e))
     return s, me
 
 
@@ -284,6 +298,7 @@ def hold(args):
     n = min(args.n, HOLD_MAX)
     socks = [None] * n
     errors = []
+    failed = []     # the records of tunnels that did not open
     lock = threading.Lock()
     nxt = [0]
 
@@ -294,15 +309,24 @@ def hold(args):
                 if i >= n:
                     return
                 nxt[0] += 1
+            t = time.monotonic()
             try:
-                t = time.monotonic()
                 s, me = connect_tunnel(args.proxy, args.target)
-                msg = b"ping %d\n" % i
-                echo(s, msg)
-                socks[i] = (s, me, len(msg), t)
             except (OSError, Failed) as e:
                 with lock:
                     errors.append("tunnel %d: %s" % (i, e))
+                    if isinstance(e, TunnelFailed):
+                        record(failed, e.me, "connect", 1, None, None, str(e), t)
+                continue
+            msg = b"ping %d\n" % i
+            try:
+                echo(s, msg)
+                socks[i] = (s, me, len(msg), t)
+            except (OSError, Failed) as e:
+                s.close()
+                with lock:
+                    errors.append("tunnel %d: %s" % (i, e))
+                    record(failed, me, "connect", 1, None, None, str(e), t)
 
     threads = [threading.Thread(target=opener, daemon=True)
                for _ in range(max(1, min(args.threads, 64)))]
@@ -322,7 +346,7 @@ def hold(args):
             log("hold: no %s after %d s" % (args.go, HOLD_SECONDS))
             break
         time.sleep(0.05)
-    recs, alive = [], 0
+    recs, alive = failed, 0
     for i, x in enumerate(socks):
         if x is None:
             continue
@@ -369,7 +393,11 @@ class Churn:
     def tunnel(self, rnd):
         self.count(requests=1)
         t = time.monotonic()
-        s, me = connect_tunnel(self.a.proxy, self.a.echo)
+        try:
+            s, me = connect_tunnel(self.a.proxy, self.a.echo)
+        except TunnelFailed as e:
+            self.done(e.me, "connect", 1, None, None, str(e), t)
+            raise
         self.count(answered=1)
         data = body_bytes(rnd.randint(1, ECHO_BYTES_MAX))
         try:
@@ -453,6 +481,8 @@ class Churn:
         try:
             s, me = connect_tunnel(self.a.proxy, self.a.echo)
         except (OSError, Failed) as e:
+            if isinstance(e, TunnelFailed):
+                self.done(e.me, "connect", 1, None, None, str(e), t)
             self.count(requests=1, error="long %d: %s" % (i, e))
             ready.release()
             return
