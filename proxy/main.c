@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +324,27 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 
 /* ------------------------------------------------------------- options */
 
+/*
+ * The default number of workers: the processors this process may run on
+ * (taskset, a cpuset), not all that are online: two workers sharing one
+ * processor only take turns, and each turn is a wake-up.  1 to
+ * PROXY_WORKERS_MAX.
+ */
+static int
+cpus_usable(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set);
+	else
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	return n > PROXY_WORKERS_MAX ? PROXY_WORKERS_MAX : (int)n;
+}
+
 static long
 number(const char *opt, const char *s, long min, long max)
 {
@@ -411,11 +433,7 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 	cfg->idle_ms = PROXY_IDLE_MS;
 	cfg->grace_ms = PROXY_GRACE_MS;
 	cfg->conns_max = PROXY_CONNS_MAX;
-	cfg->workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (cfg->workers < 1)
-		cfg->workers = 1;
-	if (cfg->workers > PROXY_WORKERS_MAX)
-		cfg->workers = PROXY_WORKERS_MAX;
+	cfg->workers = cpus_usable();
 	snprintf(bindbuf, sizeof(bindbuf), "127.0.0.1");
 	if ((v = getenv("INTUTIC_PROXY_BIND")) != NULL && *v != '\0')
 		snprintf(bindbuf, sizeof(bindbuf), "%s", v);
@@ -640,8 +658,9 @@ main(int argc, char **argv)
 		__atomic_store_n(&p->stopping, 2, __ATOMIC_RELAXED);
 		workers_poke(p);
 	} else {
-		info("listening on port %u (%d workers), rules '%s' "
+		info("listening on port %u (%d worker%s), rules '%s' "
 		    "(%zu entries, mode %s)", p->port, p->nworkers,
+		    p->nworkers == 1 ? "" : "s",
 		    p->cfg.rules_path, rules_count(p->rules),
 		    rules_mode(p->rules) == RULES_MODE_REPORT ? "report" :
 		    "enforce");

@@ -322,4 +322,29 @@ test_expect_success 'start in the foreground: the proxy in its place; SIGTERM: e
 	test_grep "^intutic-proxy: stopped\$" fg.err
 '
 
+test_expect_success 'without --workers: one worker per processor it may run on (taskset -c 0: one; as it is: nproc)' '
+	for cpus in 0 ""; do
+		if test -n "$cpus"; then
+			want=1 run="taskset -c $cpus"
+		else
+			want=$(nproc) run=
+		fi
+		test "$want" -le 64 || want=64
+		$run "$INTUTIC" start --rules=good.yaml $PROXY_OPTS >w.out 2>w.err &
+		W_PID=$! &&
+		wait_state "$W_PID" &&
+		test "$(json_num workers)" = $want &&
+		kill -TERM "$W_PID" &&
+		wait_gone "$W_PID" &&
+		wait "$W_PID" || {
+			stop_ours "$W_PID"
+			echo "taskset ${cpus:-(none)}: $(json_num workers) workers, expected $want" >&2
+			return 1
+		}
+		if test $want = 1; then
+			test_grep -F " (1 worker), rules " w.err || return 1
+		fi
+	done
+'
+
 test_done

@@ -11,7 +11,8 @@
 #   --markdown FILE  also write the table as Markdown to FILE
 #   --no-pin         no CPU pinning (default: the proxy under test on the
 #                    last CPU, the load generators and servers on CPU 0)
-#   --workers N      intutic-proxy --workers (default 2)
+#   --workers N      intutic-proxy --workers (default: the proxy's own,
+#                    one per processor it may run on: 1 when pinned)
 #   --keep           keep the work directory (configs, logs, raw results)
 #
 # Measures, for a direct connection (client to server), intutic-proxy,
@@ -43,7 +44,7 @@ here=$top/scripts/bench.d
 builddir=${INTUTIC_BUILD_DIR:-$top/build}
 proxybin=$builddir/proxy/intutic-proxy
 
-rounds= quick=0 markdown= pin=1 workers=2 keep=0
+rounds= quick=0 markdown= pin=1 workers= keep=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
@@ -58,7 +59,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "${rounds:-1}" in *[!0-9]*|0) echo "bench proxy: --rounds N, N >= 1" >&2; exit 2 ;; esac
-case "$workers" in ''|*[!0-9]*|0) echo "bench proxy: --workers N, N >= 1" >&2; exit 2 ;; esac
+case "${workers:-1}" in *[!0-9]*|0) echo "bench proxy: --workers N, N >= 1" >&2; exit 2 ;; esac
 if [ -n "$markdown" ]; then
 	case "$markdown" in /*) ;; *) markdown=$PWD/$markdown ;; esac
 fi
@@ -413,7 +414,7 @@ start_proxy() {
 		nsbg "$cpu_proxy" "$proxybin" --rules "$work/intutic/rules.yaml" \
 		    --bind 127.0.0.1 --port 0 --state-dir "$work/intutic/state" \
 		    --audit "$work/intutic/audit.jsonl" --resolv-conf "$empty" \
-		    --hosts "$hosts" --workers "$workers" --grace 1000 \
+		    --hosts "$hosts" ${workers:+--workers "$workers"} --grace 1000 \
 		    >>"$work/intutic/stderr.log" 2>&1 &
 		ppid[$p]=$!
 		for i in $(seq 1 100); do
@@ -700,7 +701,7 @@ elapsed=$(( $(date +%s) - started ))
 {
 	echo "pin=$pin cpu_proxy=$cpu_proxy cpu_load=$cpu_load ncpu=$ncpu"
 	echo "rounds=$rounds get_secs=$get_secs get_conns=$get_conns bulk_mib=$((bulk_bytes >> 20))"
-	echo "setup_secs=$setup_secs idle_n=$idle_n many_n=$many_n workers=$workers elapsed=$elapsed"
+	echo "setup_secs=$setup_secs idle_n=$idle_n many_n=$many_n workers=${workers:-default} elapsed=$elapsed"
 	echo "many_wanted=$many_wanted nofile=$nofile"
 	echo "load_start=$load_start load_end=$(cut -d' ' -f1 /proc/loadavg)"
 	echo "versions: intutic=$("$proxybin" --version 2>/dev/null | awk '{ print $2 }')$(
