@@ -535,7 +535,6 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 {
 	struct proxy *p = w->p;
 	struct conn *c;
-	int one = 1;
 
 	(void)len;
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
@@ -550,8 +549,10 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 	gettimeofday(&c->started, NULL);
 	c->last_io = c->started;
 	sockaddr_text(sa, c->client_text, sizeof(c->client_text), 1);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	evutil_make_socket_nonblocking(fd);
+	/*
+	 * Non-blocking (accept4 SOCK_NONBLOCK) and TCP_NODELAY (from the
+	 * listener) already: no system call for either here.
+	 */
 	/* BEV_OPT_CLOSE_ON_FREE owns the fd even if construction fails. */
 	c->client = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(w->base, conn_timer_cb, c);
@@ -1025,8 +1026,13 @@ conn_connect_request(struct conn *c, const struct http_head *h)
 	if (conn_identify(c, h) != 0 || conn_decide(c) != 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
-	/* Nothing more from the client until the origin answers. */
-	bufferevent_disable(c->client, EV_READ);
+	/*
+	 * The client stays readable while the name resolves and the origin
+	 * answers: what it sends early waits in its input (up to the head
+	 * limit, the watermark) for the peek, and its going away ends the
+	 * dial at once.  (Turning reading off and on again cost two
+	 * epoll_ctl(2) a tunnel.)
+	 */
 	if (c->host.kind == RULES_HOST_NAME)
 		conn_resolve(c);
 	else
@@ -1681,6 +1687,7 @@ conn_tunnel_enter(struct conn *c)
 	struct evbuffer *to_up, *to_client;
 	struct evbuffer *cin = bufferevent_get_input(c->client);
 	struct evbuffer *uin = bufferevent_get_input(c->up);
+	int r, e;
 
 	to_up = evbuffer_new();
 	to_client = evbuffer_new();
@@ -1714,24 +1721,30 @@ conn_tunnel_enter(struct conn *c)
 		conn_close(c);
 		return;
 	}
+	gettimeofday(&c->last_io, NULL);
+	conn_set_state(c, CONN_TUNNEL);
+	/*
+	 * The tunnel's events go on before the bufferevents' come off, so the
+	 * sockets stay registered for reading throughout and the hand-over
+	 * costs no epoll_ctl(2) (libevent changes the kernel's set only when
+	 * the events wanted of a descriptor do).  Nothing runs in between:
+	 * tunnel_start() calls no callback.
+	 */
+	r = tunnel_start(c->tun, to_up, to_client);
+	e = errno;
+	evbuffer_free(to_up);
+	evbuffer_free(to_client);
 	/* The tunnel owns the sockets now. */
 	bufferevent_setfd(c->client, -1);
 	bufferevent_setfd(c->up, -1);
 	bufferevent_free(c->client);
 	bufferevent_free(c->up);
 	c->client = c->up = NULL;
-	gettimeofday(&c->last_io, NULL);
-	conn_set_state(c, CONN_TUNNEL);
-	if (tunnel_start(c->tun, to_up, to_client) != 0) {
+	if (r != 0) {
 		debug_f("%llu: tunnel: %s", (unsigned long long)c->id,
-		    strerror(errno));
-		evbuffer_free(to_up);
-		evbuffer_free(to_client);
+		    strerror(e));
 		conn_close(c);
-		return;
 	}
-	evbuffer_free(to_up);
-	evbuffer_free(to_client);
 }
 
 /* Moves what `from` read to `to`, pausing `from` while `to` is full. */
@@ -1784,7 +1797,10 @@ conn_client_read_cb(struct bufferevent *bev, void *arg)
 		conn_peek(c);
 		return;
 	default:
-		/* Not reading in other states; drop what raced in. */
+		/*
+		 * Resolving or dialling for a CONNECT: what came early stays
+		 * for the peek.  Other states do not read.
+		 */
 		return;
 	}
 }

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -95,6 +96,8 @@ listen_one(struct proxy_listen *l, uint16_t *port)
 		goto fail;
 	/* A bridge address may not exist yet (podman makes it on demand). */
 	(void)setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	/* Accepted sockets inherit it: no setsockopt(2) per connection. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (l->ss.ss_family == AF_INET6 &&
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == -1)
 		goto fail;

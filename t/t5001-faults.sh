@@ -39,7 +39,15 @@ wait_upstreams () {
 
 # alive: a good request through the proxy works.
 alive () {
-	proxy_serves "origin.test:$ORIGIN_PORT"
+	proxy_serves "origin.test:$ORIGIN_PORT" &&
+	wait_until 10 only_the_scrape
+}
+
+# only_the_scrape: the proxy has one connection open, the metrics scrape's
+# (curl's connection of alive may end after curl did: its close record
+# must not land after the next test's mark).
+only_the_scrape () {
+	test "$(proxy_metric intutic_connections_active)" = 1
 }
 
 # A listener whose accept queue is full and never drained: the kernel drops
@@ -242,6 +250,24 @@ test_expect_success 'a client that goes away in the middle of its body: the orig
 	audit_since 1 &&
 	audit_expect 1 event=decision decision=allow &&
 	audit_expect 1 event=close "bytes_up>=50000" "bytes_up<100000" &&
+	test "$(proxy_metric intutic_connections_active)" = 1 &&
+	alive
+'
+
+test_expect_success 'a client that goes away while its CONNECT dials: the dial ends then, client-gone (not the connect timeout later)' '
+	audit_mark &&
+	start=$(date +%s) &&
+	python3 -c "
+import socket, sys, time
+s = socket.create_connection((\"127.0.0.1\", int(sys.argv[1])), timeout=5)
+s.sendall(b\"CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n\" % (sys.argv[2].encode(), sys.argv[2].encode()))
+time.sleep(0.3)
+s.close()
+" "$PROXY_PORT" "blackhole.test:$BH_PORT" &&
+	audit_conn host=blackhole.test port="$BH_PORT" decision=allow \
+		-- reason=client-gone &&
+	end=$(date +%s) &&
+	test $((end - start)) -lt 5 &&
 	test "$(proxy_metric intutic_connections_active)" = 1 &&
 	alive
 '

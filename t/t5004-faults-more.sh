@@ -41,9 +41,12 @@ settled () {
 	wait_until "$WAIT_SECONDS" metric_is intutic_connections_active 1
 }
 
-# alive: a good request through the proxy works.
+# alive: a good request through the proxy works, and its connection is
+# over (the proxy may see curl's FIN after curl exited: its close record
+# must not land after the next test's mark).
 alive () {
-	proxy_serves "origin.test:$ORIGIN_PORT"
+	proxy_serves "origin.test:$ORIGIN_PORT" &&
+	settled
 }
 
 # vanish.py MODE PROXY_PORT TARGET...: a client that goes away with a TCP
