@@ -520,21 +520,32 @@ fw_print_table(const struct fw_table *t, const struct fw_list *l, uid_t uid,
 	fputs("}\n", out);
 }
 
+/* The rules of cfg, the caller's to free; NULL (why). */
+static struct fw_list *
+fw_make(const struct hostfw_config *cfg, char *why, size_t whylen)
+{
+	struct fw_list *l;
+
+	if ((l = malloc(sizeof(*l))) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	if (fw_rules(cfg, l) != 0) {
+		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
 int
 hostfw_print(const struct hostfw_config *cfg, FILE *out, char *why,
     size_t whylen)
 {
 	struct fw_list *l;
 
-	if ((l = malloc(sizeof(*l))) == NULL) {
-		snprintf(why, whylen, "out of memory");
+	if ((l = fw_make(cfg, why, whylen)) == NULL)
 		return -1;
-	}
-	if (fw_rules(cfg, l) != 0) {
-		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
-		free(l);
-		return -1;
-	}
 	fw_print_table(&fw_enforce_table, l, cfg->uid, out);
 	free(l);
 	return 0;
@@ -1078,15 +1089,8 @@ hostfw_install(const struct hostfw_config *cfg, char *why, size_t whylen)
 	struct fw_list *l;
 	int r;
 
-	if ((l = malloc(sizeof(*l))) == NULL) {
-		snprintf(why, whylen, "out of memory");
+	if ((l = fw_make(cfg, why, whylen)) == NULL)
 		return -1;
-	}
-	if (fw_rules(cfg, l) != 0) {
-		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
-		free(l);
-		return -1;
-	}
 	r = fw_install(&fw_enforce_table, l, cfg->uid, 1, why, whylen);
 	free(l);
 	return r;

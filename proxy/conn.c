@@ -135,8 +135,6 @@ static void	conn_tls_deny(struct conn *, enum conn_reason);
 static void	conn_http_send(struct conn *);
 static void	conn_up_drop(struct conn *);
 static void	conn_finish(struct conn *);
-static int	conn_host_header_matches(const struct conn *,
-		    const struct http_head *);
 static void	relay(struct conn *, struct bufferevent *, struct bufferevent *,
 		    uint64_t *);
 static void	conn_read_head(struct conn *);
@@ -1096,7 +1094,7 @@ conn_http_request(struct conn *c, const struct http_head *h)
 		return;
 	}
 	if (http_header_find(h, "host") != NULL ?
-	    !conn_host_header_matches(c, h) : h->http_minor >= 1) {
+	    !http_host_matches(h, &c->host, c->port) : h->http_minor >= 1) {
 		METRIC_ADD(c->p, bad_requests, 1);
 		conn_fail(c, 400, CONN_REASON_HOST_MISMATCH,
 		    "the Host header must name the URI's host");
@@ -1457,36 +1455,6 @@ conn_read_head(struct conn *c)
 	free(h);
 }
 
-/*
- * Whether a request's Host header names this connection's host and port:
- * exactly one Host, canonically equal, the port equal when given.
- */
-static int
-conn_host_header_matches(const struct conn *c, const struct http_head *h)
-{
-	const struct http_header *hd = NULL;
-	struct rules_host host;
-	char value[RULES_HOST_TEXT_MAX + 8];
-	uint16_t port;
-	size_t i;
-
-	for (i = 0; i < h->nheaders; i++) {
-		if (h->headers[i].name_len != 4 ||
-		    strncasecmp(h->headers[i].name, "host", 4) != 0)
-			continue;
-		if (hd != NULL)
-			return 0;	/* two Host headers */
-		hd = &h->headers[i];
-	}
-	if (hd == NULL || hd->value_len == 0 || hd->value_len >= sizeof(value))
-		return 0;
-	memcpy(value, hd->value, hd->value_len);
-	value[hd->value_len] = '\0';
-	if (rules_hostport_parse(value, &host, &port, c->port) != RULES_OK)
-		return 0;
-	return port == c->port && strcmp(host.text, c->host.text) == 0;
-}
-
 /* ------------------------------------------------------------ the peek */
 
 enum peek_refusal { PEEK_TLS_ALERT, PEEK_HTTP_403, PEEK_CLOSE };
@@ -1599,7 +1567,7 @@ conn_peek(struct conn *c)
 			conn_fail(c, status, CONN_REASON_BAD_REQUEST, why);
 			return;
 		}
-		if (!conn_host_header_matches(c, h)) {
+		if (!http_host_matches(h, &c->host, c->port)) {
 			free(h);
 			conn_peek_refuse(c, CONN_REASON_HOST_MISMATCH,
 			    PEEK_HTTP_403);

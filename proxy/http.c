@@ -15,6 +15,7 @@
 #include <llhttp.h>
 
 #include "http.h"
+#include "rules.h"
 
 /* ------------------------------------------------------------- heads */
 
@@ -141,6 +142,32 @@ http_header_find(const struct http_head *h, const char *name)
 		if (header_is(&h->headers[i], name))
 			return &h->headers[i];
 	return NULL;
+}
+
+int
+http_host_matches(const struct http_head *h, const struct rules_host *want,
+    uint16_t port)
+{
+	const struct http_header *hd = NULL;
+	struct rules_host host;
+	char value[RULES_HOST_TEXT_MAX + 8];
+	uint16_t got;
+	size_t i;
+
+	for (i = 0; i < h->nheaders; i++) {
+		if (!header_is(&h->headers[i], "host"))
+			continue;
+		if (hd != NULL)
+			return 0;	/* two Host headers */
+		hd = &h->headers[i];
+	}
+	if (hd == NULL || hd->value_len == 0 || hd->value_len >= sizeof(value))
+		return 0;
+	memcpy(value, hd->value, hd->value_len);
+	value[hd->value_len] = '\0';
+	if (rules_hostport_parse(value, &host, &got, port) != RULES_OK)
+		return 0;
+	return got == port && strcmp(host.text, want->text) == 0;
 }
 
 static enum http_result

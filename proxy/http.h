@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct evbuffer;
+struct rules_host;
 
 #define HTTP_METHOD_MAX		24	/* bytes of a method token */
 #define HTTP_HEADERS_LIMIT	256	/* hard cap on the header table */
@@ -93,6 +94,14 @@ int	 http_looks_like_request(const char *buf, size_t len);
 /* The first header called `name` (case-insensitive), or NULL. */
 const struct http_header *http_header_find(const struct http_head *h,
 		    const char *name);
+
+/*
+ * Whether the head's Host header names `want` (canonical form) and `port`:
+ * exactly one Host header, its host brought to its canonical form equal to
+ * `want`, its port (`port` when it names none) equal to `port`.
+ */
+int	 http_host_matches(const struct http_head *h,
+	    const struct rules_host *want, uint16_t port);
 
 /*
  * Splits an absolute-form target "http://AUTHORITY/PATH" into the authority

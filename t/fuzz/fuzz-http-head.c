@@ -66,34 +66,6 @@ check_head(const char *buf, size_t len, const struct http_head *h)
 	FUZZ_ASSERT(!(h->chunked && h->content_length >= 0));
 }
 
-/* conn_host_header_matches() of proxy/conn.c: exactly one Host, equal. */
-static int
-host_header_matches(const struct http_head *h, const struct rules_host *want,
-    uint16_t want_port)
-{
-	const struct http_header *hd = NULL;
-	struct rules_host host;
-	char value[RULES_HOST_TEXT_MAX + 8];
-	uint16_t port;
-	size_t i;
-
-	for (i = 0; i < h->nheaders; i++) {
-		if (h->headers[i].name_len != 4 ||
-		    strncasecmp(h->headers[i].name, "host", 4) != 0)
-			continue;
-		if (hd != NULL)
-			return 0;
-		hd = &h->headers[i];
-	}
-	if (hd == NULL || hd->value_len == 0 || hd->value_len >= sizeof(value))
-		return 0;
-	memcpy(value, hd->value, hd->value_len);
-	value[hd->value_len] = '\0';
-	if (rules_hostport_parse(value, &host, &port, want_port) != RULES_OK)
-		return 0;
-	return port == want_port && strcmp(host.text, want->text) == 0;
-}
-
 /* Parses a head at the start of buf; returns its length, or 0. */
 static size_t
 parse_head(const char *buf, size_t len, struct http_head *h)
@@ -143,7 +115,7 @@ peek(const char *buf, size_t len, const struct rules_host *host,
 		return;
 	}
 	if (http_looks_like_request(buf, want) && parse_head(buf, want, h) > 0)
-		(void)host_header_matches(h, host, port);
+		(void)http_host_matches(h, host, port);
 }
 
 /*
@@ -238,7 +210,7 @@ absolute_form(const struct http_head *h, struct evbuffer *out)
 	if (rules_hostport_parse(target, &host, &port, 80) != RULES_OK)
 		return -1;
 	has_host = http_header_find(h, "host") != NULL;
-	if (has_host ? !host_header_matches(h, &host, port) :
+	if (has_host ? !http_host_matches(h, &host, port) :
 	    h->http_minor >= 1)
 		return -1;
 	if (!has_host)
