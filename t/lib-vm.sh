@@ -24,8 +24,10 @@
 #   vm_env               exports the guest's variables (INTUTIC_VM_KERNEL,
 #                        INTUTIC_VM_INITRD, INTUTIC_VM_ROOTFS,
 #                        INTUTIC_FC_GUEST_KEY), INTUTIC_VM_RUNDIR in the
-#                        scratch directory, INTUTIC_QEMU_ACCEL=tcg (this kind
-#                        of machine has no usable KVM)
+#                        scratch directory, INTUTIC_QEMU_ACCEL=tcg
+#                        (TEST_VM_ACCEL=kvm: kvm, skipped without a usable
+#                        /dev/kvm)
+#   vm_kvm_usable        /dev/kvm opens and answers KVM_GET_API_VERSION
 #   vm_far_host          the far host: namespace $VM_FAR_NS, 10.99.0.2 behind
 #                        the veth 10.99.0.1, an echo server on $VM_FAR_PORT;
 #                        forwarding on in the test's namespace
@@ -83,9 +85,28 @@ vm_env () {
 	INTUTIC_VM_ROOTFS=$test_vm_dir_/rootfs.ext4
 	INTUTIC_FC_GUEST_KEY=$test_vm_dir_/guest_key
 	INTUTIC_VM_RUNDIR=$TRASH_DIRECTORY/vmrun
-	INTUTIC_QEMU_ACCEL=tcg
+	# qemu emulated unless TEST_VM_ACCEL=kvm: a /dev/kvm that answers the
+	# API is not enough.  The test machines' is a nested one (PVM) that
+	# boots only guest kernels made for it: a stock kernel stops after
+	# "Probing EDD", and the launcher gives up when sshd never answers.
+	case ${TEST_VM_ACCEL:-tcg} in
+	kvm) vm_kvm_usable || test_skip_all "TEST_VM_ACCEL=kvm: no usable /dev/kvm" ;;
+	tcg) ;;
+	*) test_bug_ "TEST_VM_ACCEL='$TEST_VM_ACCEL': kvm or tcg" ;;
+	esac
+	INTUTIC_QEMU_ACCEL=${TEST_VM_ACCEL:-tcg}
+	printf '# qemu accelerator: %s\n' "$INTUTIC_QEMU_ACCEL"
 	export INTUTIC_VM_KERNEL INTUTIC_VM_INITRD INTUTIC_VM_ROOTFS \
 	    INTUTIC_FC_GUEST_KEY INTUTIC_VM_RUNDIR INTUTIC_QEMU_ACCEL
+}
+
+# vm_kvm_usable: /dev/kvm opens and answers KVM_GET_API_VERSION with 12.
+vm_kvm_usable () {
+	test -c /dev/kvm && python3 -c '
+import fcntl, os
+fd = os.open("/dev/kvm", os.O_RDWR)
+assert fcntl.ioctl(fd, 0xAE00) == 12
+' 2>/dev/null
 }
 
 # The far host's namespace: removed (and its echo server with it) at the end.
