@@ -1025,12 +1025,12 @@ conn_connect_request(struct conn *c, const struct http_head *h)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
 	/*
-	 * The client stays readable while the name resolves and the origin
-	 * answers: what it sends early waits in its input (up to the head
-	 * limit, the watermark) for the peek, and its going away ends the
-	 * dial at once.  (Turning reading off and on again cost two
-	 * epoll_ctl(2) a tunnel.)
+	 * Nothing more from the client until the origin answers.  (Reading
+	 * on would save two epoll_ctl(2) a tunnel, but its EOF would then
+	 * come before the 200, and a client that half-closed after its early
+	 * bytes cannot be told from one that left.)
 	 */
+	bufferevent_disable(c->client, EV_READ);
 	if (c->host.kind == RULES_HOST_NAME)
 		conn_resolve(c);
 	else
@@ -1765,10 +1765,7 @@ conn_client_read_cb(struct bufferevent *bev, void *arg)
 		conn_peek(c);
 		return;
 	default:
-		/*
-		 * Resolving or dialling for a CONNECT: what came early stays
-		 * for the peek.  Other states do not read.
-		 */
+		/* Not reading in other states; drop what raced in. */
 		return;
 	}
 }

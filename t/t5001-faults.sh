@@ -254,24 +254,6 @@ test_expect_success 'a client that goes away in the middle of its body: the orig
 	alive
 '
 
-test_expect_success 'a client that goes away while its CONNECT dials: the dial ends then, client-gone (not the connect timeout later)' '
-	audit_mark &&
-	start=$(date +%s) &&
-	python3 -c "
-import socket, sys, time
-s = socket.create_connection((\"127.0.0.1\", int(sys.argv[1])), timeout=5)
-s.sendall(b\"CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n\" % (sys.argv[2].encode(), sys.argv[2].encode()))
-time.sleep(0.3)
-s.close()
-" "$PROXY_PORT" "blackhole.test:$BH_PORT" &&
-	audit_conn host=blackhole.test port="$BH_PORT" decision=allow \
-		-- reason=client-gone &&
-	end=$(date +%s) &&
-	test $((end - start)) -lt 5 &&
-	test "$(proxy_metric intutic_connections_active)" = 1 &&
-	alive
-'
-
 # --- the proxy's own deadlines --------------------------------------------------------
 
 test_expect_success "a second proxy: --connect-timeout $CONNECT_TIMEOUT_MS, a resolver slower than that" '
