@@ -114,6 +114,46 @@ put(struct line *l, const char *fmt, ...)
 		l->len += (size_t)n;
 }
 
+/*
+ * The rest appends without printf (a record has some thirty fields, and
+ * formatting them was a tenth of the proxy's time on plain HTTP).  Like
+ * put(), a piece that does not fit marks the line full.
+ */
+static void
+put_raw(struct line *l, const char *s, size_t len)
+{
+	if (l->full || len >= sizeof(l->buf) - l->len) {
+		l->full = 1;
+		return;
+	}
+	memcpy(l->buf + l->len, s, len);
+	l->len += len;
+}
+
+#define PUT_LIT(l, lit)	put_raw((l), (lit), sizeof(lit) - 1)
+
+/* ,"key": */
+static void
+put_key(struct line *l, const char *key)
+{
+	PUT_LIT(l, ",\"");
+	put_raw(l, key, strlen(key));
+	PUT_LIT(l, "\":");
+}
+
+static void
+put_u64(struct line *l, uint64_t v)
+{
+	char d[20];
+	size_t n = sizeof(d);
+
+	do {
+		d[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	put_raw(l, d + n, sizeof(d) - n);
+}
+
 /* "key":"escaped" or "key":null */
 static void
 put_str(struct line *l, const char *key, const char *s)
@@ -121,11 +161,12 @@ put_str(struct line *l, const char *key, const char *s)
 	static const char hex[] = "0123456789abcdef";
 	unsigned char c;
 
+	put_key(l, key);
 	if (s == NULL) {
-		put(l, ",\"%s\":null", key);
+		PUT_LIT(l, "null");
 		return;
 	}
-	put(l, ",\"%s\":\"", key);
+	PUT_LIT(l, "\"");
 	for (; *s != '\0' && !l->full; s++) {
 		c = (unsigned char)*s;
 		if (l->len + 7 >= sizeof(l->buf)) {
@@ -143,16 +184,18 @@ put_str(struct line *l, const char *key, const char *s)
 		} else
 			l->buf[l->len++] = (char)c;
 	}
-	put(l, "\"");
+	PUT_LIT(l, "\"");
 }
 
+/* "key":N, or "key":null for a negative N (not known) */
 static void
 put_num(struct line *l, const char *key, int64_t v)
 {
+	put_key(l, key);
 	if (v < 0)
-		put(l, ",\"%s\":null", key);
+		PUT_LIT(l, "null");
 	else
-		put(l, ",\"%s\":%" PRId64, key, v);
+		put_u64(l, (uint64_t)v);
 }
 
 int
@@ -175,7 +218,8 @@ audit_write(struct audit *a, const struct audit_record *r)
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
 	put_str(&l, "event", r->event);
-	put(&l, ",\"id\":%" PRIu64, r->id);
+	put_key(&l, "id");
+	put_u64(&l, r->id);
 	put_str(&l, "run", r->run);
 	put_str(&l, "client", r->client);
 	put_str(&l, "proto", r->proto);
@@ -195,7 +239,7 @@ audit_write(struct audit *a, const struct audit_record *r)
 		put_str(&l, "project", r->project);
 		put_num(&l, "pid", r->pid);
 	}
-	put(&l, "}\n");
+	PUT_LIT(&l, "}\n");
 	if (l.full) {
 		/* Never a cut line: a short record that says so instead. */
 		l.len = 0;
