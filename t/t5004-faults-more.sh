@@ -51,8 +51,9 @@ alive () {
 
 # vanish.py MODE PROXY_PORT TARGET...: a client that goes away with a TCP
 # reset (SO_LINGER 0), never a FIN:
-#   tunnel HOST:PORT   CONNECT, "hi\n", read READ bytes of what the origin
-#                      sends, reset; prints how many bytes it read
+#   tunnel HOST:PORT   CONNECT, "hi\n", waits for the decision record in
+#                      AUDIT (the 5th argument), reads READ bytes of what
+#                      the origin sends, reset; prints how many bytes it read
 #   response URL       an absolute-form GET, read READ bytes of the answer
 #                      (head and body), reset; prints how many
 #   request HOST:PORT  a POST that promises 100000 bytes and sends 50000,
@@ -83,6 +84,17 @@ if mode == "tunnel":
     if not head.startswith(b"HTTP/1.1 200 "):
         sys.exit("answer %r" % head)
     s.sendall(b"hi\n")     # past the peek: a tunnel, relaying
+    # The origin speaks first, so its bytes come before the proxy has read
+    # "hi": no reset until the proxy's decision record says it has (the
+    # audit log is the 5th argument).
+    me = '"client":"%s:%d"' % s.getsockname()[:2]
+    for _ in range(100):
+        with open(sys.argv[5]) as f:
+            if any('"event":"decision"' in l and me in l for l in f):
+                break
+        time.sleep(0.1)
+    else:
+        sys.exit("no decision record for %s" % me)
     n = read(want)
 elif mode == "response":
     host = target.split("/")[2]
@@ -279,7 +291,8 @@ test_expect_success 'CONNECT: first bytes and the FIN in one go, before the peek
 
 test_expect_success 'a client that resets in the middle of a tunnel the origin fills: the origin side is closed, the close recorded' '
 	audit_mark &&
-	python3 vanish.py tunnel "$PROXY_PORT" "source.test:$SOURCE_PORT" $READ_BYTES >n &&
+	python3 vanish.py tunnel "$PROXY_PORT" "source.test:$SOURCE_PORT" $READ_BYTES \
+		"$AUDIT_FILE" >n &&
 	read -r n <n &&
 	test "$n" = $READ_BYTES &&
 	wait_upstreams "$SOURCE_PORT" 0 &&
