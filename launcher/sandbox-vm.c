@@ -76,7 +76,9 @@
 #define VM_TOOL_MS		30000	/* ssh-keygen, mkfs.ext4 */
 #define VM_STOP_MS		3000	/* SIGTERM, then SIGKILL */
 #define VM_CONFIG_DISK		"8M"
-#define VM_ARGV_MAX		(64 + 2 * (EXEC_ENV_MAX + 32))
+#define VM_NAMES_MAX		(EXEC_ENV_MAX + 32)	/* variables sent by name */
+/* ssh's own options, then "-o SendEnv=NAME" for each of those */
+#define VM_ARGV_MAX		(64 + 2 * VM_NAMES_MAX)
 #define VM_CMD_MAX		(128 * 1024)	/* the command for the guest */
 #define VM_GUEST_INIT		"/usr/sbin/intutic-guest-init"
 #define VM_DIR_MAX		(PATH_MAX - 64)	/* room for a name after it */
@@ -1469,7 +1471,7 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 {
 	const struct exec_opts *o = run->o;
 	struct envv e = { NULL, 0, 0 };
-	char *argv[VM_ARGV_MAX + 8], *names[EXEC_ENV_MAX + 32], **envp = NULL;
+	char *argv[VM_ARGV_MAX], *names[VM_NAMES_MAX], **envp = NULL;
 	char kh[PATH_MAX + 32], dest[64], host[INET_ADDRSTRLEN], *cmd = NULL;
 	size_t n = 0, i, off = 0, nnames = 0;
 	pid_t pid;
@@ -1515,7 +1517,7 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 	argv[n++] = (char *)"-o";
 	argv[n++] = (char *)"LogLevel=ERROR";
 	/* By name: the values travel in ssh's own environment. */
-	if (n + 2 * e.n + 8 > VM_ARGV_MAX + 8 || e.n > EXEC_ENV_MAX + 32) {
+	if (e.n > VM_NAMES_MAX) {
 		fprintf(stderr, "intutic exec: too many variables for the "
 		    "microVM (%zu)\n", e.n);
 		goto out;

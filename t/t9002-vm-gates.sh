@@ -2,6 +2,7 @@
 test_description='intutic exec --sandbox=firecracker|qemu: every health gate refuses with its own line and code before anything is made; the dry run shows the firecracker configuration (checked against firecracker'"'"'s schema), the qemu command line and the host'"'"'s table, and makes nothing'
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
+. "$top_srcdir/t/lib-vm.sh"
 test_isolate_netns
 test_require_proxy ssh-keygen mkfs.ext4 nft
 
@@ -13,15 +14,9 @@ XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
 INTUTIC_VM_RUNDIR=$TRASH_DIRECTORY/vmrun
 export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME INTUTIC_VM_RUNDIR
 
-# A usable /dev/kvm changes which gate comes first.
-if test -c /dev/kvm && python3 -c '
-import fcntl, os
-fd = os.open("/dev/kvm", os.O_RDWR)
-assert fcntl.ioctl(fd, 0xAE00) == 12
-' 2>/dev/null; then
+# A usable /dev/kvm: the KVM gates run with it hidden (vmx_nokvm).
+if vm_kvm_usable; then
 	test_set_prereq KVM
-else
-	test_set_prereq NOKVM
 fi
 
 # vmx ARGS...: intutic exec with the test's proxy; stdout in out, stderr in
