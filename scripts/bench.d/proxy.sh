@@ -4,6 +4,7 @@
 #
 #   scripts/bench proxy [--quick] [--rounds N] [--markdown FILE]
 #                       [--no-pin] [--workers N] [--keep]
+#                       [--only LIST] [--with LIST]
 #
 #   --quick          one short round (about a minute): a smoke test
 #   --rounds N       rounds of the interleaved measurements (default 3);
@@ -14,6 +15,10 @@
 #   --workers N      intutic-proxy --workers (default: the proxy's own,
 #                    one per processor it may run on: 1 when pinned)
 #   --keep           keep the work directory (configs, logs, raw results)
+#   --only LIST      only these measurements, comma-separated, of
+#                    memory, get, bulk, setup (default: all four)
+#   --with LIST      only these, comma-separated, of direct, intutic,
+#                    squid, tinyproxy (default: all four)
 #
 # Measures, for a direct connection (client to server), intutic-proxy,
 # squid and tinyproxy, in rotation, R rounds, medians:
@@ -45,6 +50,7 @@ builddir=${INTUTIC_BUILD_DIR:-$top/build}
 proxybin=$builddir/proxy/intutic-proxy
 
 rounds= quick=0 markdown= pin=1 workers= keep=0
+only=memory,get,bulk,setup with=direct,intutic,squid,tinyproxy
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
@@ -53,6 +59,8 @@ while [ $# -gt 0 ]; do
 	--no-pin) pin=0 ;;
 	--workers) workers=${2:?--workers N}; shift ;;
 	--keep) keep=1 ;;
+	--only) only=${2:?--only LIST}; shift ;;
+	--with) with=${2:?--with LIST}; shift ;;
 	-h|--help) sed -n '2,/^set -e/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) echo "bench proxy: unknown option '$1'" >&2; exit 2 ;;
 	esac
@@ -60,6 +68,16 @@ while [ $# -gt 0 ]; do
 done
 case "${rounds:-1}" in *[!0-9]*|0) echo "bench proxy: --rounds N, N >= 1" >&2; exit 2 ;; esac
 case "${workers:-1}" in *[!0-9]*|0) echo "bench proxy: --workers N, N >= 1" >&2; exit 2 ;; esac
+for m in ${only//,/ }; do
+	case "$m" in memory|get|bulk|setup) ;;
+	*) echo "bench proxy: --only: unknown measurement '$m'" >&2; exit 2 ;; esac
+done
+for m in ${with//,/ }; do
+	case "$m" in direct|intutic|squid|tinyproxy) ;;
+	*) echo "bench proxy: --with: unknown proxy '$m'" >&2; exit 2 ;; esac
+done
+# wanted WORD LIST: WORD is one of the comma-separated LIST.
+wanted() { case ",$2," in *",$1,"*) return 0 ;; esac; return 1; }
 if [ -n "$markdown" ]; then
 	case "$markdown" in /*) ;; *) markdown=$PWD/$markdown ;; esac
 fi
@@ -653,7 +671,11 @@ pids+=($!)
 probe "127.0.0.1:$origin_port" 10 || { cat "$work/nginx/stderr.log" >&2; die "nginx did not start"; }
 probe "127.0.0.1:$sink_port" 10 || die "the sink/echo server did not start"
 
-all=(direct intutic squid tinyproxy)
+all=()
+for p in direct intutic squid tinyproxy; do
+	wanted "$p" "$with" && all+=("$p")
+done
+[ ${#all[@]} -gt 0 ] || die "--with names no proxy"
 for p in "${all[@]}"; do
 	start_proxy "$p" || true
 done
@@ -672,6 +694,7 @@ for ((r = 1; r <= rounds; r++)); do
 	say "round $r of $rounds: ${order[*]}"
 	# Memory first, on freshly started proxies.
 	for p in "${order[@]}"; do
+		wanted memory "$only" || break
 		[ "$p" = direct ] && continue
 		case " $many_for " in
 		*" $p "*) say "  $p: $idle_n idle tunnels, then $many_n" ;;
@@ -679,17 +702,20 @@ for ((r = 1; r <= rounds; r++)); do
 		esac
 		m_memory "$r" "$p"
 	done
-	say "  GET, wrk -c $get_conns, ${get_secs}s"
+	wanted get "$only" && say "  GET, wrk -c $get_conns, ${get_secs}s"
 	for p in "${order[@]}"; do
+		wanted get "$only" || break
 		ready "$r" "$p" get_rps && m_get "$r" "$p"
 	done
 	for spec in "1 up" "1 down" "8 up" "8 down"; do
+		wanted bulk "$only" || break
 		say "  CONNECT bulk $spec, $((bulk_bytes >> 20)) MiB"
 		for p in "${order[@]}"; do
 			ready "$r" "$p" "bulk_${spec#* }_${spec% *}" && m_bulk "$r" "$p" $spec
 		done
 	done
 	for par in 1 8; do
+		wanted setup "$only" || break
 		say "  CONNECT set-up, $par at a time, ${setup_secs}s"
 		for p in "${order[@]}"; do
 			ready "$r" "$p" "setup_rate_$par" && m_setup "$r" "$p" "$par"
