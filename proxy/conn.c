@@ -814,6 +814,19 @@ conn_pin(struct conn *c, struct resolve_answers *ans)
 	return -1;
 }
 
+/*
+ * Nothing more from the client while the origin is looked up or dialled.
+ * (Reading on would let its EOF come before the 200, and a client that
+ * half-closed after its early bytes could not be told from one that left.)
+ * Called only when the answer is not there at once: disabling and enabling
+ * again in the same callback would cost an epoll_ctl(2).
+ */
+static void
+conn_wait_origin(struct conn *c)
+{
+	bufferevent_disable(c->client, EV_READ);
+}
+
 static void
 conn_resolved_cb(enum resolve_status status,
     const struct resolve_answers *answers, void *arg)
@@ -851,6 +864,7 @@ conn_resolve(struct conn *c)
 	if (r == NULL)
 		return;		/* answered: c may be gone already */
 	c->res = r;
+	conn_wait_origin(c);
 	if (evdns_base_count_nameservers(c->w->dns) == 0) {
 		/* Not in the hosts file and nobody to ask: fail now. */
 		resolve_cancel(r);
@@ -887,30 +901,73 @@ conn_use_literal(struct conn *c)
 		conn_dial(c);
 }
 
+/*
+ * True when a non-blocking connect(2) that said EINPROGRESS is done all the
+ * same: to a loopback or other local address the handshake completes in
+ * the call itself.
+ */
+static int
+connected_now(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	    ti.tcpi_state == TCP_ESTABLISHED;
+}
+
+/*
+ * Dials the pinned address.  A connection that is up when connect(2)
+ * returns goes on at once (one loop pass, an epoll_ctl(2) and a
+ * getsockopt(2) less than waiting to be told it is writable); any other
+ * is left to the bufferevent to finish.
+ */
 static void
 conn_dial(struct conn *c)
 {
+	char detail[256];
+	int fd, one = 1, now = 0;
+
 	conn_up_drop(c);
-	c->up = bufferevent_socket_new(c->w->base, -1, BEV_OPT_CLOSE_ON_FREE);
-	if (c->up == NULL) {
+	fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		goto fail;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) == 0)
+		now = 1;
+	else if (errno != EINPROGRESS) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		goto fail;
+	} else
+		now = connected_now(fd);
+	/* BEV_OPT_CLOSE_ON_FREE owns the fd even if construction fails. */
+	if ((c->up = bufferevent_socket_new(c->w->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		close(fd);
 		conn_close(c);
 		return;
 	}
 	bufferevent_setcb(c->up, NULL, NULL, conn_up_event_cb, c);
 	conn_set_state(c, CONN_DIAL);
-	if (bufferevent_socket_connect(c->up, (struct sockaddr *)&c->addr,
-	    (int)c->addrlen) == 0) {
-		int one = 1;
-
-		(void)setsockopt(bufferevent_getfd(c->up), IPPROTO_TCP,
-		    TCP_NODELAY, &one, sizeof(one));
-	} else {
-		char detail[256];
-
-		snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
-		    c->addr_text, strerror(errno));
-		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+	if (now) {
+		conn_up_event_cb(c->up, BEV_EVENT_CONNECTED, c);
+		return;
 	}
+	/* No address: the connect is under way already. */
+	if (bufferevent_socket_connect(c->up, NULL, 0) != 0) {
+		conn_close(c);
+		return;
+	}
+	conn_wait_origin(c);
+	return;
+fail:
+	snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
+	    c->addr_text, strerror(errno));
+	conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
 }
 
 /* Decodes base64 (RFC 4648, padded); the length, or -1. */
@@ -1024,13 +1081,6 @@ conn_connect_request(struct conn *c, const struct http_head *h)
 	if (conn_identify(c, h) != 0 || conn_decide(c) != 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
-	/*
-	 * Nothing more from the client until the origin answers.  (Reading
-	 * on would save two epoll_ctl(2) a tunnel, but its EOF would then
-	 * come before the 200, and a client that half-closed after its early
-	 * bytes cannot be told from one that left.)
-	 */
-	bufferevent_disable(c->client, EV_READ);
 	if (c->host.kind == RULES_HOST_NAME)
 		conn_resolve(c);
 	else
@@ -1124,7 +1174,6 @@ conn_http_request(struct conn *c, const struct http_head *h)
 	http_forward_head(h, path, pathlen, h->upgrade, !h->keep_alive,
 	    http_header_find(h, "host") == NULL ? target : NULL, c->fwd);
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
-	bufferevent_disable(c->client, EV_READ);
 
 	if (c->up != NULL && c->up_ready && c->up_port == c->port &&
 	    strcmp(c->up_host, c->host.text) == 0) {

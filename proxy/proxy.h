@@ -22,7 +22,6 @@
 
 struct event_base;
 struct evdns_base;
-struct evconnlistener;
 struct event;
 
 /* Limits and timeouts: each a named default, each overridable by an option. */
@@ -130,7 +129,7 @@ struct worker {
 	pthread_t		 thread;
 	struct event_base	*base;
 	struct evdns_base	*dns;
-	struct evconnlistener	*listeners[PROXY_BINDS_MAX];
+	struct event		*listeners[PROXY_BINDS_MAX];	/* accept */
 	size_t			 nlisteners;
 	struct event		*stop_ev;	/* woken by proxy_stop() */
 	struct event		*resume_ev;	/* re-enables accept after EMFILE */

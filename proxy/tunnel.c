@@ -222,15 +222,22 @@ dir_wait(struct tunnel_dir *d)
 	return event_add(d->wr, NULL);
 }
 
-/* Passes a FIN on once nothing is pending; 1 when both sides are done. */
+/*
+ * Passes a FIN on once nothing is pending; 1 when both sides are done.
+ * The last FIN is left to close(2), which follows at once and sends it
+ * all the same (both sockets have been read to their end, so close sends
+ * no reset): one shutdown(2) a tunnel less.
+ */
 static int
 dir_shut(struct tunnel_dir *d)
 {
 	struct tunnel *t = d->t;
+	struct tunnel_dir *other = &t->d[d == &t->d[0] ? 1 : 0];
 
 	if (!d->shut && d->pend == NULL && d->queued == 0) {
 		/* ENOTCONN after a reset: the read side will report it. */
-		(void)shutdown(d->dst, SHUT_WR);
+		if (!other->shut)
+			(void)shutdown(d->dst, SHUT_WR);
 		d->shut = 1;
 	}
 	return t->d[0].shut && t->d[1].shut;

@@ -30,7 +30,6 @@
 
 #include <event2/dns.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <event2/util.h>
 
 #include "proxy.h"
@@ -257,14 +256,6 @@ reserve_release(struct worker *w)
 }
 
 static void
-worker_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
-    struct sockaddr *sa, int len, void *arg)
-{
-	(void)l;
-	conn_accept(arg, fd, sa, (socklen_t)len);
-}
-
-static void
 worker_pause(struct worker *w)
 {
 	struct timeval tv = { 0, ACCEPT_RESUME_MS * 1000 };
@@ -275,7 +266,7 @@ worker_pause(struct worker *w)
 	w->paused = 1;
 	METRIC_ADD(w->p, accept_paused, 1);
 	for (i = 0; i < w->nlisteners; i++)
-		evconnlistener_disable(w->listeners[i]);
+		event_del(w->listeners[i]);
 	evtimer_add(w->resume_ev, &tv);
 }
 
@@ -296,7 +287,7 @@ worker_resume(struct worker *w)
 	}
 	w->paused = 0;
 	for (i = 0; i < w->nlisteners; i++)
-		evconnlistener_enable(w->listeners[i]);
+		event_add(w->listeners[i], NULL);
 }
 
 static void
@@ -307,24 +298,62 @@ worker_resume_cb(evutil_socket_t fd, short what, void *arg)
 	worker_resume(arg);
 }
 
+/*
+ * Out of descriptors: the waiting connection is taken with a reserve
+ * descriptor and closed (else it would wake the loop at once again), and
+ * accepting pauses until connections end.
+ */
 static void
-worker_accept_error_cb(struct evconnlistener *l, void *arg)
+worker_out_of_fds(struct worker *w, int lfd, int e)
+{
+	int fd;
+
+	warn_msg("worker %d: out of descriptors (%s): pausing accept",
+	    w->id, strerror(e));
+	reserve_release(w);
+	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) != -1)
+		close(fd);
+	worker_pause(w);
+}
+
+/*
+ * One connection a wake-up: the listener is level-triggered, so another
+ * waiting connection wakes the loop again, and no accept4(2) is spent
+ * learning that none waits (EAGAIN), as a loop until EAGAIN would.
+ */
+static void
+worker_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct worker *w = arg;
-	int e = EVUTIL_SOCKET_ERROR(), fd;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int fd, e;
 
-	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM) {
+	(void)what;
+	fd = accept4(lfd, (struct sockaddr *)&ss, &len,
+	    SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd != -1) {
+		conn_accept(w, fd, (struct sockaddr *)&ss, len);
+		return;
+	}
+	switch ((e = errno)) {
+	case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+	case EWOULDBLOCK:
+#endif
+	case EINTR:
+	case ECONNABORTED:
+		return;
+	case EMFILE:
+	case ENFILE:
+	case ENOBUFS:
+	case ENOMEM:
+		worker_out_of_fds(w, lfd, e);
+		return;
+	default:
 		debug_f("worker %d: accept: %s", w->id, strerror(e));
 		return;
 	}
-	warn_msg("worker %d: out of descriptors (%s): pausing accept",
-	    w->id, strerror(e));
-	/* Take the waiting connection with a reserve descriptor and close it. */
-	reserve_release(w);
-	if ((fd = accept4(evconnlistener_get_fd(l), NULL, NULL,
-	    SOCK_CLOEXEC)) != -1)
-		close(fd);
-	worker_pause(w);
 }
 
 void
@@ -344,7 +373,10 @@ worker_stop_accepting(struct worker *w)
 	size_t i;
 
 	for (i = 0; i < w->nlisteners; i++) {
-		evconnlistener_free(w->listeners[i]);
+		int fd = event_get_fd(w->listeners[i]);
+
+		event_free(w->listeners[i]);
+		close(fd);
 		w->listeners[i] = NULL;
 	}
 	w->nlisteners = 0;
@@ -476,13 +508,16 @@ worker_start(struct proxy *p, struct worker *w)
 	if (w->stop_ev == NULL || w->resume_ev == NULL)
 		return -1;
 	for (i = 0; i < p->nlistens; i++) {
-		w->listeners[i] = evconnlistener_new(w->base, worker_accept_cb,
-		    w, LEV_OPT_CLOSE_ON_FREE, -1, p->listens[i].fds[w->id]);
-		if (w->listeners[i] == NULL)
+		w->listeners[i] = event_new(w->base, p->listens[i].fds[w->id],
+		    EV_READ | EV_PERSIST, worker_accept_cb, w);
+		if (w->listeners[i] == NULL ||
+		    event_add(w->listeners[i], NULL) != 0) {
+			if (w->listeners[i] != NULL)
+				event_free(w->listeners[i]);
+			w->listeners[i] = NULL;
 			return -1;
-		p->listens[i].fds[w->id] = -1;	/* the listener owns it */
-		evconnlistener_set_error_cb(w->listeners[i],
-		    worker_accept_error_cb);
+		}
+		p->listens[i].fds[w->id] = -1;	/* the worker owns it */
 		w->nlisteners++;
 	}
 	reserve_fill(w);
