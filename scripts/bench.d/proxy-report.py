@@ -114,6 +114,10 @@ def main():
         ratios = [fmt_ratio(vals["intutic"], vals[p])
                   for p in ["direct"] + ANCHORS]
         ttext, result = "", ""
+        # Not run at all (--only, --with): nothing to judge, not a failure.
+        ran = bool(data.get(("intutic", key))) and (
+            target is None or target[0] != "ratio" or
+            bool(data.get(("direct", key))))
         if target is not None:
             kind, x = target
             v = vals["intutic"]
@@ -131,6 +135,8 @@ def main():
                 ttext = "all {:,} held".format(many_n)
                 result = "FAIL" if v is None else (
                     "pass" if v >= many_n else "miss")
+        if not ran:
+            result = "-"
         rows.append([label] + texts + ratios + [ttext, result])
 
     widths = [max(len(str(r[i])) for r in rows + [header])
