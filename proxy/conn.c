@@ -551,7 +551,7 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 	 * Non-blocking (accept4 SOCK_NONBLOCK) and TCP_NODELAY (from the
 	 * listener) already: no system call for either here.
 	 */
-	/* BEV_OPT_CLOSE_ON_FREE owns the fd even if construction fails. */
+	/* A bufferevent that could not be made does not own the fd: below. */
 	c->client = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(w->base, conn_timer_cb, c);
 	c->rules = proxy_rules_get(p);
@@ -904,7 +904,8 @@ conn_use_literal(struct conn *c)
 /*
  * True when a non-blocking connect(2) that said EINPROGRESS is done all the
  * same: to a loopback or other local address the handshake completes in
- * the call itself.
+ * the call itself.  (To a remote origin it is one getsockopt(2) that finds
+ * SYN_SENT, next to a network round trip.)
  */
 static int
 connected_now(int fd)
@@ -936,15 +937,16 @@ conn_dial(struct conn *c)
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) == 0)
 		now = 1;
-	else if (errno != EINPROGRESS) {
+	else if (errno == EINPROGRESS)
+		now = connected_now(fd);
+	else {
 		int e = errno;
 
 		close(fd);
 		errno = e;
 		goto fail;
-	} else
-		now = connected_now(fd);
-	/* BEV_OPT_CLOSE_ON_FREE owns the fd even if construction fails. */
+	}
+	/* A bufferevent that could not be made does not own the fd. */
 	if ((c->up = bufferevent_socket_new(c->w->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
 		close(fd);
