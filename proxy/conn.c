@@ -51,6 +51,9 @@
 #include "tunnel.h"
 #include "conn.h"
 
+/* The read made as a connection is accepted: most request heads fit. */
+#define CONN_FIRST_READ		4096
+
 enum conn_state {
 	CONN_HEAD = 0,		/* reading the client's request head */
 	CONN_RESOLVE,		/* waiting for evdns */
@@ -528,6 +531,42 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * The first read, straight after accept(2): the listener defers accepting
+ * until the client's first bytes are in (TCP_DEFER_ACCEPT), so its request
+ * is normally waiting and needs no pass through the loop, nor libevent's
+ * ioctl(FIONREAD) before the read.  Anything else (nothing there yet, the
+ * end, an error) is left to the read event, which sees it as it would
+ * have.
+ */
+static void
+conn_read_now(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	struct evbuffer_iovec v;
+	size_t want = c->p->cfg.head_max + 1;
+	ssize_t n;
+	int r;
+
+	if (want > CONN_FIRST_READ)
+		want = CONN_FIRST_READ;
+	/* The bufferevent keeps its input's end frozen: only it adds there. */
+	evbuffer_unfreeze(in, 0);
+	if (evbuffer_reserve_space(in, (ev_ssize_t)want, &v, 1) != 1) {
+		evbuffer_freeze(in, 0);
+		return;
+	}
+	if (v.iov_len > want)
+		v.iov_len = want;
+	n = recv(bufferevent_getfd(c->client), v.iov_base, v.iov_len, 0);
+	if (n > 0)
+		v.iov_len = (size_t)n;
+	r = n > 0 ? evbuffer_commit_space(in, &v, 1) : -1;
+	evbuffer_freeze(in, 0);
+	if (r == 0)
+		conn_client_read_cb(c->client, c);
+}
+
 void
 conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 {
@@ -571,9 +610,12 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 	bufferevent_enable(c->client, EV_READ);
 	conn_set_state(c, CONN_HEAD);
 	if (__atomic_load_n(&p->metrics.conns_active, __ATOMIC_RELAXED) >
-	    p->cfg.conns_max)
+	    p->cfg.conns_max) {
 		conn_fail(c, 503, CONN_REASON_OVERLOADED,
 		    "the proxy is at its connection limit; try again later");
+		return;
+	}
+	conn_read_now(c);
 }
 
 /* ------------------------------------------------------- the request */

@@ -38,6 +38,14 @@
 
 #define ACCEPT_RESUME_MS	100
 #define LISTEN_BACKLOG		4096
+/*
+ * TCP_DEFER_ACCEPT: the kernel hands over a connection once its first
+ * bytes are in (every client of this proxy speaks first), so a request
+ * costs one wake-up, not one for the handshake and one for the bytes, and
+ * is read as it is accepted.  A client still silent after this long is
+ * accepted all the same, and the head timeout deals with it.
+ */
+#define LISTEN_DEFER_SECS	1
 
 static int
 parse_bind(const char *text, struct sockaddr_storage *ss, socklen_t *len)
@@ -81,7 +89,7 @@ set_port(struct sockaddr_storage *ss, uint16_t port)
 static int
 listen_one(struct proxy_listen *l, uint16_t *port)
 {
-	int fd, one = 1;
+	int fd, one = 1, defer = LISTEN_DEFER_SECS;
 	struct sockaddr_storage got;
 	socklen_t gotlen = sizeof(got);
 
@@ -97,6 +105,8 @@ listen_one(struct proxy_listen *l, uint16_t *port)
 	(void)setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
 	/* Accepted sockets inherit it: no setsockopt(2) per connection. */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer,
+	    sizeof(defer));
 	if (l->ss.ss_family == AF_INET6 &&
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == -1)
 		goto fail;
