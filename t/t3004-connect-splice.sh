@@ -1,25 +1,29 @@
 #!/bin/sh
-test_description='CONNECT bulk: a direction that moved bulk goes to splice(2), every byte arrives, half-close still passes'
+test_description='CONNECT bulk: a direction that moved bulk goes to splice(2), every byte arrives, half-close still passes, a stalled receiver leaves little unsent in the proxy socket'
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
 test_isolate_netns
 
 BULK=9437191	# 9 MiB and a bit: well past PROXY_SPLICE_AFTER (1 MiB)
+STALL_AFTER=2097152	# the stalling receiver reads this much first (spliced by then)
+NOTSENT_MAX=524288	# tunnel.c's TUNNEL_NOTSENT_MAX
 CLIENT=$top_srcdir/t/helpers/client.py
 
 test_expect_success 'setup: an echo, a source and a sink, names, rules, the proxy' '
 	start_echo echo &&
 	start_echo source --mode source "$BULK" &&
 	start_echo sink --mode sink &&
+	start_echo stall --mode stall "$STALL_AFTER" &&
 	write_hosts hosts echo.test=127.0.0.1 source.test=127.0.0.1 \
-		sink.test=127.0.0.1 &&
+		sink.test=127.0.0.1 stall.test=127.0.0.1 &&
 	cat >rules.yaml <<-EOF &&
 	version: 1
 	allow:
 	  - "echo.test:$ECHO_PORT"
 	  - "source.test:$SOURCE_PORT"
 	  - "sink.test:$SINK_PORT"
-	  - "127.0.0.0/8:$ECHO_PORT,$SOURCE_PORT,$SINK_PORT"
+	  - "stall.test:$STALL_PORT"
+	  - "127.0.0.0/8:$ECHO_PORT,$SOURCE_PORT,$SINK_PORT,$STALL_PORT"
 	EOF
 	start_proxy rules.yaml &&
 	test "$(proxy_metric intutic_tunnel_splices_total)" = 0
@@ -70,6 +74,53 @@ test_expect_success 'echo both ways at once: 9 MiB up and the same 9 MiB back, b
 	after=$(proxy_metric intutic_tunnel_splices_total) &&
 	test "$after" -ge $((before + 2)) &&
 	audit_wait event=close host=echo.test bytes_up="$BULK" bytes_down="$BULK"
+'
+
+# push.py PROXY_PORT TARGET: a CONNECT, then bytes until the tunnel takes
+# no more for 2 s; then "stuck SENT" on stdout, and it holds the connection
+# until killed (at most 30 s).
+cat >push.py <<'EOF'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(b"CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % ((sys.argv[2].encode(),) * 2))
+head = b""
+while b"\r\n\r\n" not in head:
+    b = s.recv(1)
+    if not b:
+        sys.exit("push: the proxy closed before its answer")
+    head += b
+if not head.startswith(b"HTTP/1.1 200"):
+    sys.exit("push: " + head.decode(errors="replace"))
+s.settimeout(2)
+sent, chunk = 0, b"x" * 65536
+try:
+    while sent < 256 << 20:
+        sent += s.send(chunk)
+except socket.timeout:
+    pass
+print("stuck", sent, flush=True)
+time.sleep(30)
+EOF
+
+test_expect_success "a receiver that stopped: the proxy's socket to it holds at most $NOTSENT_MAX bytes unsent, the pipe the rest" '
+	python3 push.py "$PROXY_PORT" "stall.test:$STALL_PORT" >push.out 2>push.err &
+	push=$!
+	i=0
+	until grep -q "^stuck" push.out || test $i -ge 300 ||
+		! test_proc_alive_ "$push"; do sleep 0.1; i=$((i + 1)); done
+	ss -tniH state established dst "127.0.0.1:$STALL_PORT" >ss.out
+	test_stop_pid_ "$push" 1
+	# Its close resets the tunnel, whose client end is stuck behind data.
+	stop_server stall
+	cat push.err &&
+	grep "^stuck" push.out &&
+	sent=$(sed -n "s/^stuck //p" push.out) &&
+	notsent=$(grep -o "notsent:[0-9]*" ss.out | sed "s/notsent://" | sort -n | tail -1) &&
+	echo "sent $sent, unsent in the proxy socket ${notsent:-0}" &&
+	test "$sent" -gt $((STALL_AFTER + 4 * NOTSENT_MAX)) &&
+	test "${notsent:-0}" -le $((NOTSENT_MAX + 262144)) &&
+	test_grep "stalled after $STALL_AFTER bytes" "$STALL_LOG" &&
+	audit_wait event=close host=stall.test
 '
 
 test_expect_success 'nothing is left open: no tunnel, and a clean stop' '

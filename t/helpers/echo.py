@@ -10,6 +10,8 @@ Modes (--mode):
   sink            reads and discards; logs the byte count at the end
   source N        sends N bytes of a fixed pattern, then closes
   banner TEXT     sends TEXT and CRLF first (like an SSH server), then echoes
+  stall N         reads N bytes, then reads nothing more until the idle
+                  timeout (a receiver that stopped)
 
 --tls CERT KEY wraps every connection in TLS first (logging the SNI the
 client sent).  Each connection's end is logged to stderr as
@@ -83,6 +85,16 @@ class Echo:
                 data = self.arg.encode("utf-8") + b"\r\n"
                 sock.sendall(data)
                 sent += len(data)
+            if self.mode == "stall":
+                n = int(self.arg)
+                while got < n:
+                    data = sock.recv(min(BLOCK, n - got))
+                    if not data:
+                        return
+                    got += len(data)
+                log("%s: stalled after %d bytes" % (peer, got))
+                time.sleep(IDLE_TIMEOUT)
+                return
             for _ in range(READS_PER_CONN_MAX):
                 data = sock.recv(BLOCK)
                 if not data:
@@ -123,17 +135,17 @@ def main():
     serverlib.listen_args(ap)
     ap.add_argument("--mode", nargs="+", default=["echo"],
                     metavar="MODE [ARG]",
-                    help="echo (default), sink, source N, banner TEXT")
+                    help="echo (default), sink, source N, banner TEXT, stall N")
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"),
                     help="wrap connections in TLS with this certificate and key")
     args = ap.parse_args()
     serverlib.check_bind(ap, args)
     m = args.mode
     if not ((m[0] in ("echo", "sink") and len(m) == 1)
-            or (m[0] == "source" and len(m) == 2 and m[1].isdigit()
-                and int(m[1]) <= SOURCE_MAX)
+            or (m[0] in ("source", "stall") and len(m) == 2
+                and m[1].isdigit() and int(m[1]) <= SOURCE_MAX)
             or (m[0] == "banner" and len(m) == 2)):
-        ap.error("--mode: echo, sink, source N or banner TEXT")
+        ap.error("--mode: echo, sink, source N, banner TEXT or stall N")
 
     serverlib.exit_on_signals()
     server = Echo(args)
