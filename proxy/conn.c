@@ -99,7 +99,8 @@ struct conn {
 	int			 has_sni;
 
 	/* Absolute-form HTTP: one exchange at a time on a keep-alive pair. */
-	struct evbuffer		*fwd;		/* request head waiting for the dial */
+	struct evbuffer		*fwd;		/* to the origin, not yet sent */
+	struct evbuffer		*back;		/* to the client, not yet sent */
 	struct http_framing	*req_framing;	/* request body in flight */
 	struct http_framing	*resp_framing;	/* response body in flight */
 	int			 req_done;
@@ -357,6 +358,8 @@ conn_close(struct conn *c)
 		event_free(c->timer);
 	if (c->fwd != NULL)
 		evbuffer_free(c->fwd);
+	if (c->back != NULL)
+		evbuffer_free(c->back);
 	http_framing_free(c->req_framing);
 	http_framing_free(c->resp_framing);
 	METRIC_ADD(c->p, bytes_up, c->bytes_up);
@@ -1209,7 +1212,8 @@ conn_http_request(struct conn *c, const struct http_head *h)
 	c->req_is_head = h->is_head;
 	c->req_upgrade = h->upgrade;
 	c->client_keep_alive = h->keep_alive;
-	if (c->fwd == NULL && (c->fwd = evbuffer_new()) == NULL) {
+	if ((c->fwd == NULL && (c->fwd = evbuffer_new()) == NULL) ||
+	    (c->back == NULL && (c->back = evbuffer_new()) == NULL)) {
 		conn_close(c);
 		return;
 	}
@@ -1239,6 +1243,8 @@ static void	conn_http_client_read_cb(struct bufferevent *, void *);
 static void	conn_http_up_read_cb(struct bufferevent *, void *);
 static void	conn_http_write_cb(struct bufferevent *, void *);
 static void	conn_http_up_event_cb(struct bufferevent *, short, void *);
+static int	conn_http_push(struct conn *, struct bufferevent *,
+		    struct evbuffer *, struct bufferevent *);
 
 /* The origin is connected: send the head, then stream the body. */
 static void
@@ -1251,14 +1257,38 @@ conn_http_send(struct conn *c)
 	snprintf(c->up_host, sizeof(c->up_host), "%s", c->host.text);
 	snprintf(c->up_addr, sizeof(c->up_addr), "%s", c->addr_text);
 	c->bytes_up += evbuffer_get_length(c->fwd);
-	bufferevent_write_buffer(c->up, c->fwd);
 	http_framing_free(c->resp_framing);
 	c->resp_framing = NULL;
 	c->resp_until_eof = 0;
 	conn_flow(c, CONN_HTTP, conn_http_client_read_cb, conn_http_up_read_cb,
 	    conn_http_write_cb, conn_http_up_event_cb);
+	/* The head goes with whatever of the body came with it. */
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
 		conn_http_client_read_cb(c->client, c);
+	else
+		(void)conn_http_push(c, c->up, c->fwd, c->client);
+}
+
+/*
+ * Sends what `stage` holds to `bev`'s socket: at once when nothing waits
+ * before it, and what the socket does not take (or everything, when
+ * something waits) through the bufferevent.  Left to the bufferevent, a
+ * write waits to be told the socket is writable: an epoll_ctl(2) to ask, a
+ * pass through the loop and one more epoll_ctl(2) to stop asking.  A socket
+ * error is left to the bufferevent too, which reports it.  Returns -1 when
+ * out of memory.
+ */
+static int
+conn_push(struct bufferevent *bev, struct evbuffer *stage)
+{
+	struct evbuffer *out = bufferevent_get_output(bev);
+	size_t len = evbuffer_get_length(stage);
+
+	if (len > 0 && evbuffer_get_length(out) == 0)
+		(void)evbuffer_write(stage, bufferevent_getfd(bev));
+	if (evbuffer_get_length(stage) == 0)
+		return 0;
+	return evbuffer_add_buffer(out, stage);
 }
 
 /*
@@ -1268,10 +1298,9 @@ conn_http_send(struct conn *c)
  */
 static int
 conn_http_move(struct conn *c, struct http_framing *f, struct bufferevent *from,
-    struct bufferevent *to, uint64_t *count)
+    struct evbuffer *out, uint64_t *count)
 {
 	struct evbuffer *in = bufferevent_get_input(from);
-	struct evbuffer *out = bufferevent_get_output(to);
 	struct evbuffer_iovec v;
 	const char *why;
 	size_t used;
@@ -1291,9 +1320,25 @@ conn_http_move(struct conn *c, struct http_framing *f, struct bufferevent *from,
 		*count += used;
 	}
 	gettimeofday(&c->last_io, NULL);
-	if (evbuffer_get_length(out) >= PROXY_HIGH_WATER)
-		bufferevent_disable(from, EV_READ);
 	return done;
+}
+
+/*
+ * Sends what is staged for `to`; past the high-water mark of what `to`
+ * still owes its socket, `from` stops reading until the write callback.
+ * Returns -1 (the connection closed) when out of memory.
+ */
+static int
+conn_http_push(struct conn *c, struct bufferevent *to, struct evbuffer *stage,
+    struct bufferevent *from)
+{
+	if (conn_push(to, stage) != 0) {
+		conn_close(c);
+		return -1;
+	}
+	if (evbuffer_get_length(bufferevent_get_output(to)) >= PROXY_HIGH_WATER)
+		bufferevent_disable(from, EV_READ);
+	return 0;
 }
 
 static void
@@ -1306,9 +1351,10 @@ conn_http_client_read_cb(struct bufferevent *bev, void *arg)
 	if (c->req_done) {
 		/* A pipelined next request waits for this response. */
 		bufferevent_disable(c->client, EV_READ);
+		(void)conn_http_push(c, c->up, c->fwd, c->client);
 		return;
 	}
-	r = conn_http_move(c, c->req_framing, c->client, c->up, &c->bytes_up);
+	r = conn_http_move(c, c->req_framing, c->client, c->fwd, &c->bytes_up);
 	if (r < 0) {
 		METRIC_ADD(c->p, bad_requests, 1);
 		/* Nothing answered yet: the client can still be told. */
@@ -1323,6 +1369,7 @@ conn_http_client_read_cb(struct bufferevent *bev, void *arg)
 		c->req_done = 1;
 		bufferevent_disable(c->client, EV_READ);
 	}
+	(void)conn_http_push(c, c->up, c->fwd, c->client);
 }
 
 /* The exchange is over: next request, or close. */
@@ -1379,15 +1426,16 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 
 	while (evbuffer_get_length(in) > 0) {
 		if (c->resp_framing != NULL) {
-			r = conn_http_move(c, c->resp_framing, c->up, c->client,
+			r = conn_http_move(c, c->resp_framing, c->up, c->back,
 			    &c->bytes_down);
 			if (r < 0) {
 				conn_close(c);
 				return;
 			}
-			if (r == 0)
+			if (conn_http_push(c, c->client, c->back, c->up) != 0)
 				return;
-			conn_http_done(c);
+			if (r == 1)
+				conn_http_done(c);
 			return;
 		}
 		/* A response head (or a 1xx before the final one). */
@@ -1401,7 +1449,7 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 		if ((end = http_head_end(buf, avail)) == 0) {
 			if (avail >= c->p->cfg.head_max)
 				goto bad;
-			return;
+			break;
 		}
 		if ((h = malloc(sizeof(*h))) == NULL) {
 			conn_close(c);
@@ -1414,18 +1462,21 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 		}
 		c->status = h->status;
 		if (h->status == 101 && c->req_upgrade) {
-			http_forward_head(h, NULL, 0, 1, 0, NULL,
-			    bufferevent_get_output(c->client));
+			http_forward_head(h, NULL, 0, 1, 0, NULL, c->back);
 			c->bytes_down += end;
 			evbuffer_drain(in, end);
 			free(h);
+			/* The tunnel takes the bufferevent's output. */
+			if (conn_push(c->client, c->back) != 0) {
+				conn_close(c);
+				return;
+			}
 			conn_http_upgraded(c);
 			return;
 		}
 		if (h->status >= 100 && h->status < 200) {
 			/* Interim (100 Continue): the final answer follows. */
-			http_forward_head(h, NULL, 0, 0, 0, NULL,
-			    bufferevent_get_output(c->client));
+			http_forward_head(h, NULL, 0, 0, 0, NULL, c->back);
 			c->bytes_down += end;
 			evbuffer_drain(in, end);
 			free(h);
@@ -1443,16 +1494,18 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 		if (c->resp_until_eof)
 			c->client_keep_alive = 0;
 		http_forward_head(h, NULL, 0, 0, !c->client_keep_alive, NULL,
-		    bufferevent_get_output(c->client));
+		    c->back);
 		free(h);
 		c->bytes_down += end;
 		evbuffer_drain(in, end);
 		/* A message without a body ends with its head. */
 		if (http_framing_done(c->resp_framing)) {
-			conn_http_done(c);
+			if (conn_http_push(c, c->client, c->back, c->up) == 0)
+				conn_http_done(c);
 			return;
 		}
 	}
+	(void)conn_http_push(c, c->client, c->back, c->up);
 	return;
  bad:
 	if (c->bytes_down == 0)
@@ -1704,8 +1757,14 @@ conn_flow(struct conn *c, enum conn_state state, bufferevent_data_cb client_rd,
 	bufferevent_setwatermark(c->client, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->up, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	conn_bulk_io(c);
-	bufferevent_enable(c->client, EV_READ | EV_WRITE);
-	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	/*
+	 * Reading only: a bufferevent writes whenever its output has bytes
+	 * (EV_WRITE is on from its making), and enabling EV_WRITE on an
+	 * empty output would only ask epoll for a writable socket, to be told
+	 * so once and stop asking.
+	 */
+	bufferevent_enable(c->client, EV_READ);
+	bufferevent_enable(c->up, EV_READ);
 	gettimeofday(&c->last_io, NULL);
 	conn_set_state(c, state);
 }
