@@ -1413,11 +1413,15 @@ conn_http_upgraded(struct conn *c)
 	conn_tunnel_enter(c);
 }
 
-static void
-conn_http_up_read_cb(struct bufferevent *bev, void *arg)
+/*
+ * Relays what the origin sent of its answer.  Returns 1 while the exchange
+ * goes on, 0 when the connection has moved on (the answer is done, a 101
+ * made it a tunnel) or was closed: `c` may be gone then.
+ */
+static int
+conn_http_down(struct conn *c)
 {
-	struct conn *c = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer *in = bufferevent_get_input(c->up);
 	struct http_head *h;
 	const char *why;
 	size_t avail, end;
@@ -1430,13 +1434,14 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 			    &c->bytes_down);
 			if (r < 0) {
 				conn_close(c);
-				return;
+				return 0;
 			}
 			if (conn_http_push(c, c->client, c->back, c->up) != 0)
-				return;
-			if (r == 1)
-				conn_http_done(c);
-			return;
+				return 0;
+			if (r == 0)
+				return 1;
+			conn_http_done(c);
+			return 0;
 		}
 		/* A response head (or a 1xx before the final one). */
 		avail = evbuffer_get_length(in);
@@ -1444,7 +1449,7 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 			avail = c->p->cfg.head_max;
 		if ((buf = (char *)evbuffer_pullup(in, (ssize_t)avail)) == NULL) {
 			conn_close(c);
-			return;
+			return 0;
 		}
 		if ((end = http_head_end(buf, avail)) == 0) {
 			if (avail >= c->p->cfg.head_max)
@@ -1453,7 +1458,7 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 		}
 		if ((h = malloc(sizeof(*h))) == NULL) {
 			conn_close(c);
-			return;
+			return 0;
 		}
 		if (http_response_head_parse(buf, end, HTTP_HEADERS_LIMIT, h,
 		    &why) != HTTP_OK) {
@@ -1469,10 +1474,10 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 			/* The tunnel takes the bufferevent's output. */
 			if (conn_push(c->client, c->back) != 0) {
 				conn_close(c);
-				return;
+				return 0;
 			}
 			conn_http_upgraded(c);
-			return;
+			return 0;
 		}
 		if (h->status >= 100 && h->status < 200) {
 			/* Interim (100 Continue): the final answer follows. */
@@ -1502,17 +1507,24 @@ conn_http_up_read_cb(struct bufferevent *bev, void *arg)
 		if (http_framing_done(c->resp_framing)) {
 			if (conn_http_push(c, c->client, c->back, c->up) == 0)
 				conn_http_done(c);
-			return;
+			return 0;
 		}
 	}
-	(void)conn_http_push(c, c->client, c->back, c->up);
-	return;
+	return conn_http_push(c, c->client, c->back, c->up) == 0;
  bad:
 	if (c->bytes_down == 0)
 		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED,
 		    "the origin's answer is not valid HTTP");
 	else
 		conn_close(c);
+	return 0;
+}
+
+static void
+conn_http_up_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	(void)conn_http_down(arg);
 }
 
 static void
@@ -1541,9 +1553,10 @@ conn_http_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	if ((what & BEV_EVENT_EOF) && c->resp_framing != NULL &&
 	    c->resp_until_eof) {
 		/* A close-delimited body ends here. */
-		conn_http_up_read_cb(c->up, c);
-		c->client_keep_alive = 0;
-		conn_http_done(c);
+		if (conn_http_down(c)) {
+			c->client_keep_alive = 0;
+			conn_http_done(c);
+		}
 		return;
 	}
 	if (c->status <= 0 && c->bytes_down == 0)
