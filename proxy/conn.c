@@ -1282,9 +1282,8 @@ static int
 conn_push(struct bufferevent *bev, struct evbuffer *stage)
 {
 	struct evbuffer *out = bufferevent_get_output(bev);
-	size_t len = evbuffer_get_length(stage);
 
-	if (len > 0 && evbuffer_get_length(out) == 0)
+	if (evbuffer_get_length(stage) > 0 && evbuffer_get_length(out) == 0)
 		(void)evbuffer_write(stage, bufferevent_getfd(bev));
 	if (evbuffer_get_length(stage) == 0)
 		return 0;
