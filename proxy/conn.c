@@ -1789,17 +1789,13 @@ conn_tunnel_start(struct conn *c)
 	conn_tunnel_enter(c);
 }
 
-/* What the tunnel tells: bulk spliced, or its end (which frees it). */
+/* The tunnel's end, which frees it. */
 static void
-conn_tunnel_cb(struct tunnel *t, enum tunnel_event ev, int error, void *arg)
+conn_tunnel_cb(struct tunnel *t, int error, void *arg)
 {
 	struct conn *c = arg;
 
 	(void)t;
-	if (ev == TUNNEL_SPLICED) {
-		METRIC_ADD(c->p, splices, 1);
-		return;
-	}
 	if (error != 0)
 		debug_f("%llu: tunnel: %s", (unsigned long long)c->id,
 		    strerror(error));

@@ -121,9 +121,6 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	metric(out, "intutic_accept_paused_total", "counter",
 	    "Times accepting paused for lack of descriptors.",
 	    METRIC_GET(p, accept_paused));
-	metric(out, "intutic_tunnel_splices_total", "counter",
-	    "Tunnel directions moved to splice(2) after bulk.",
-	    METRIC_GET(p, splices));
 	metric(out, "intutic_rules_entries", "gauge",
 	    "Entries in the current rule set.", r != NULL ? rules_count(r) : 0);
 	metric(out, "intutic_uptime_seconds", "gauge",

@@ -10,18 +10,15 @@
  *                         └─ short write: keep the rest, stop reading,
  *                            wait for the destination, write, read on
  *
- * Pending bytes are either a heap copy of what a write did not take (at
- * most one chunk) or, once spliced, what sits in the direction's pipe.
+ * Pending bytes are a heap copy of what a write did not take (at most one
+ * chunk).
  */
 #include "config.h"
 
 #include <sys/types.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,29 +28,6 @@
 
 #include "tunnel.h"
 
-#define TUNNEL_SPLICE_AFTER	(1024 * 1024)	/* bytes before splicing */
-/*
- * A spliced direction's pipe and its largest move: the larger the pipe, the
- * fewer wake-ups per byte, up to where the bytes in flight outgrow the
- * caches.  On the 2-CPU test machine, one tunnel, 1 MiB moved about a fifth
- * more than 128 KiB; and (with TUNNEL_NOTSENT_MAX) about a tenth more than
- * 512 KiB and 60-85% more than 2 or 4 MiB.  Fewer when F_SETPIPE_SZ
- * refuses it (the user's pipe pages are limited): the pipe keeps its
- * default size.
- */
-#define TUNNEL_PIPE_SIZE	(1024 * 1024)
-/*
- * At most this much of a spliced direction waits unsent in its destination
- * socket (TCP_NOTSENT_LOWAT); the rest waits in the pipe.  A socket left to
- * hold megabytes unsent has them sent by whichever CPU handles its peer's
- * acknowledgements while the proxy's own writes send from the proxy's CPU:
- * one flow sent from two CPUs is reordered on loopback (each CPU queues
- * what it sends on its own backlog), and the receiver's SACKs bring
- * spurious retransmissions.  Measured on the 2-CPU test machine in
- * proxy/README.md.  Bytes in flight do not count against it, so it costs a
- * long, fast path nothing.
- */
-#define TUNNEL_NOTSENT_MAX	(512 * 1024)
 #define TUNNEL_FAIR_SHARE	4		/* chunks per wake-up */
 
 struct tunnel_dir {
@@ -63,9 +37,6 @@ struct tunnel_dir {
 	struct event	*wr;		/* the destination is writable */
 	uint8_t		*pend;		/* what the destination did not take */
 	size_t		 pend_len, pend_off;
-	int		 pipe[2];	/* spliced: source to pipe to destination */
-	int		 pipe_size;
-	size_t		 queued;	/* bytes in the pipe */
 	uint64_t	 moved;		/* read from the source */
 	int		 eof;		/* the source said FIN */
 	int		 shut;		/* the FIN was passed on */
@@ -107,7 +78,6 @@ tunnel_new(struct event_base *base, int client, int up, uint8_t *scratch,
 		struct tunnel_dir *d = &t->d[i];
 
 		d->t = t;
-		d->pipe[0] = d->pipe[1] = -1;
 		d->rd = event_new(base, d->src, EV_READ | EV_PERSIST,
 		    tunnel_read_cb, d);
 		d->wr = event_new(base, d->dst, EV_WRITE, tunnel_write_cb, d);
@@ -137,10 +107,6 @@ tunnel_free(struct tunnel *t)
 		if (d->wr != NULL)
 			event_free(d->wr);
 		free(d->pend);
-		if (d->pipe[0] != -1) {
-			close(d->pipe[0]);
-			close(d->pipe[1]);
-		}
 	}
 	/* Each socket is the source of one direction. */
 	if (t->d[TUNNEL_UP].src != -1)
@@ -166,7 +132,7 @@ tunnel_touch(struct tunnel *t)
 static void
 tunnel_end(struct tunnel *t, int error)
 {
-	t->cb(t, TUNNEL_END, error, t->arg);
+	t->cb(t, error, t->arg);
 }
 
 /*
@@ -197,21 +163,6 @@ dir_flush(struct tunnel_dir *d)
 		free(d->pend);
 		d->pend = NULL;
 		d->pend_len = d->pend_off = 0;
-	}
-	while (d->queued > 0) {
-		n = splice(d->pipe[0], NULL, d->dst, NULL, d->queued,
-		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n > 0) {
-			d->queued -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 1;
-		if (n == 0)
-			errno = EPIPE;
-		return -1;
 	}
 	return 0;
 }
@@ -251,7 +202,7 @@ dir_shut(struct tunnel_dir *d)
 	struct tunnel *t = d->t;
 	struct tunnel_dir *other = &t->d[d == &t->d[0] ? 1 : 0];
 
-	if (!d->shut && d->pend == NULL && d->queued == 0) {
+	if (!d->shut && d->pend == NULL) {
 		/* ENOTCONN after a reset: the read side will report it. */
 		if (!other->shut)
 			(void)shutdown(d->dst, SHUT_WR);
@@ -260,46 +211,18 @@ dir_shut(struct tunnel_dir *d)
 	return t->d[0].shut && t->d[1].shut;
 }
 
-/* From here on, this direction splices; stays with copies without a pipe. */
-static void
-dir_splice(struct tunnel_dir *d)
-{
-	struct tunnel *t = d->t;
-	int notsent = TUNNEL_NOTSENT_MAX;
-
-	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) != 0) {
-		d->pipe[0] = d->pipe[1] = -1;
-		return;
-	}
-	(void)setsockopt(d->dst, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &notsent,
-	    sizeof(notsent));
-	if ((d->pipe_size = fcntl(d->pipe[1], F_SETPIPE_SZ,
-	    TUNNEL_PIPE_SIZE)) <= 0 &&
-	    (d->pipe_size = fcntl(d->pipe[1], F_GETPIPE_SZ)) <= 0)
-		d->pipe_size = (int)t->chunk;
-	t->cb(t, TUNNEL_SPLICED, 0, t->arg);
-}
-
 static void
 tunnel_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tunnel_dir *d = arg;
 	struct tunnel *t = d->t;
 	ssize_t n, w;
-	int i, r;
+	int i;
 
 	(void)fd;
 	(void)what;
 	for (i = 0; i < TUNNEL_FAIR_SHARE; i++) {
-		if (d->pipe[0] == -1 && d->moved >= TUNNEL_SPLICE_AFTER &&
-		    d->pend == NULL)
-			dir_splice(d);
-		if (d->pipe[0] != -1)
-			n = splice(d->src, NULL, d->pipe[1], NULL,
-			    (size_t)d->pipe_size,
-			    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		else
-			n = recv(d->src, t->scratch, t->chunk, 0);
+		n = recv(d->src, t->scratch, t->chunk, 0);
 		if (n == 0) {
 			d->eof = 1;
 			event_del(d->rd);
@@ -317,38 +240,20 @@ tunnel_read_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		d->moved += (uint64_t)n;
 		tunnel_touch(t);
-		if (d->pipe[0] != -1) {
-			d->queued += (size_t)n;
-			r = dir_flush(d);
-		} else {
-			w = send(d->dst, t->scratch, (size_t)n, MSG_NOSIGNAL);
-			if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				w = 0;
-			if (w < 0) {
-				tunnel_end(t, errno);
-				return;
-			}
-			r = 0;
-			if (w < n) {
-				if (dir_keep(d, t->scratch + w,
-				    (size_t)(n - w)) != 0) {
-					tunnel_end(t, ENOMEM);
-					return;
-				}
-				r = 1;
-			}
-		}
-		if (r < 0) {
+		w = send(d->dst, t->scratch, (size_t)n, MSG_NOSIGNAL);
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			w = 0;
+		if (w < 0) {
 			tunnel_end(t, errno);
 			return;
 		}
-		if (r > 0) {
-			if (dir_wait(d) != 0)
+		if (w < n) {
+			if (dir_keep(d, t->scratch + w, (size_t)(n - w)) != 0 ||
+			    dir_wait(d) != 0)
 				tunnel_end(t, ENOMEM);
 			return;
 		}
-		if ((size_t)n < (d->pipe[0] != -1 ? (size_t)d->pipe_size :
-		    t->chunk))
+		if ((size_t)n < t->chunk)
 			break;		/* the source is empty for now */
 	}
 }

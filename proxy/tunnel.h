@@ -8,10 +8,8 @@
  * no epoll_ctl(2) per chunk, one read and one write per chunk.  What a
  * destination does not take stays pending (at most one chunk) and its
  * source is not read until it is written: that is the backpressure.
- * A direction that moved TUNNEL_SPLICE_AFTER bytes moves them with
- * splice(2) through a pipe made then.  A FIN is passed on once everything
- * before it was; the tunnel ends when both sides are done, or at the
- * first socket error.
+ * A FIN is passed on once everything before it was; the tunnel ends when
+ * both sides are done, or at the first socket error.
  */
 #ifndef INTUTIC_TUNNEL_H
 #define INTUTIC_TUNNEL_H
@@ -27,17 +25,11 @@ struct tunnel;
 #define TUNNEL_UP	0	/* client to origin */
 #define TUNNEL_DOWN	1	/* origin to client */
 
-enum tunnel_event {
-	TUNNEL_SPLICED,		/* a direction moves by splice(2) from now */
-	TUNNEL_END,		/* done: error 0 after both FINs, else errno */
-};
-
 /*
- * Told what happened; at TUNNEL_END the callee frees the tunnel (and must:
- * nothing of it runs again).
+ * Told when the tunnel is done: error 0 after both FINs, else an errno.
+ * The callee frees the tunnel (and must: nothing of it runs again).
  */
-typedef void (*tunnel_cb)(struct tunnel *, enum tunnel_event, int error,
-    void *arg);
+typedef void (*tunnel_cb)(struct tunnel *, int error, void *arg);
 
 /*
  * A tunnel between two connected, non-blocking sockets.  `scratch` (of
