@@ -123,6 +123,15 @@ struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 };
 
+/* The timer lives just past the struct, in the same pool object. */
+#define CONN_TIMER_OFF	((sizeof(struct conn) + 15) & ~(size_t)15)
+
+size_t
+conn_size(void)
+{
+	return CONN_TIMER_OFF + event_get_struct_event_size();
+}
+
 static void	conn_close(struct conn *);
 static void	conn_client_read_cb(struct bufferevent *, void *);
 static void	conn_client_event_cb(struct bufferevent *, short, void *);
@@ -355,7 +364,7 @@ conn_close(struct conn *c)
 	if (c->up != NULL)
 		bufferevent_free(c->up);
 	if (c->timer != NULL)
-		event_free(c->timer);
+		event_del(c->timer);	/* in c's own memory: nothing to free */
 	if (c->fwd != NULL)
 		evbuffer_free(c->fwd);
 	if (c->back != NULL)
@@ -370,7 +379,7 @@ conn_close(struct conn *c)
 	rules_free(c->rules);
 	TAILQ_REMOVE(&w->conns, c, entry);
 	w->nconns--;
-	free(c);
+	pool_put(&w->conn_pool, c);
 	worker_conn_closed(w);
 }
 
@@ -577,7 +586,7 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 	struct conn *c;
 
 	(void)len;
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if ((c = pool_get(&w->conn_pool)) == NULL) {
 		close(fd);
 		return;
 	}
@@ -595,7 +604,9 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 	 */
 	/* A bufferevent that could not be made does not own the fd: below. */
 	c->client = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	c->timer = evtimer_new(w->base, conn_timer_cb, c);
+	c->timer = (struct event *)((uint8_t *)c + CONN_TIMER_OFF);
+	if (evtimer_assign(c->timer, w->base, conn_timer_cb, c) != 0)
+		c->timer = NULL;
 	c->rules = proxy_rules_get(p);
 	TAILQ_INSERT_TAIL(&w->conns, c, entry);
 	w->nconns++;
@@ -1819,7 +1830,8 @@ conn_tunnel_enter(struct conn *c)
 
 	to_up = evbuffer_new();
 	to_client = evbuffer_new();
-	c->tun = to_up != NULL && to_client != NULL ? tunnel_new(c->w->base,
+	c->tun = to_up != NULL && to_client != NULL ? tunnel_new(
+	    &c->w->tunnel_pool, c->w->base,
 	    bufferevent_getfd(c->client), bufferevent_getfd(c->up),
 	    c->w->scratch, PROXY_IO_CHUNK, &c->last_io, conn_tunnel_cb, c) :
 	    NULL;

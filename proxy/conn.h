@@ -4,8 +4,13 @@
 #ifndef INTUTIC_CONN_H
 #define INTUTIC_CONN_H
 
+#include <stddef.h>
+
 struct worker;
 struct conn;
+
+/* The size of a connection's pool object (struct conn and its timer). */
+size_t		 conn_size(void);
 
 /*
  * Why a request ended the way it did: the rules' reasons and the proxy's

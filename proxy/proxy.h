@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "pool.h"
 #include "rules.h"
 
 struct event_base;
@@ -143,6 +144,8 @@ struct worker {
 	struct conn_list	 conns;
 	size_t			 nconns;
 	uint8_t			*scratch;	/* PROXY_IO_CHUNK, for tunnels */
+	struct pool		 conn_pool;	/* struct conn and its timer */
+	struct pool		 tunnel_pool;	/* struct tunnel and its events */
 };
 
 struct evbuffer;

@@ -26,6 +26,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "pool.h"
 #include "tunnel.h"
 
 #define TUNNEL_FAIR_SHARE	4		/* chunks per wake-up */
@@ -44,6 +45,7 @@ struct tunnel_dir {
 
 struct tunnel {
 	struct tunnel_dir	 d[2];		/* TUNNEL_UP, TUNNEL_DOWN */
+	struct pool		*pool;		/* where t is from */
 	struct event_base	*base;
 	uint8_t			*scratch;
 	size_t			 chunk;
@@ -52,18 +54,31 @@ struct tunnel {
 	void			*arg;
 };
 
+/* Its four events live just past the struct, in the same pool object. */
+#define TUNNEL_EV_OFF	((sizeof(struct tunnel) + 15) & ~(size_t)15)
+#define TUNNEL_EV(t, k)	((struct event *)((uint8_t *)(t) + TUNNEL_EV_OFF + \
+			    (k) * event_get_struct_event_size()))
+
 static void	tunnel_read_cb(evutil_socket_t, short, void *);
 static void	tunnel_write_cb(evutil_socket_t, short, void *);
 
+size_t
+tunnel_size(void)
+{
+	return TUNNEL_EV_OFF + 4 * event_get_struct_event_size();
+}
+
 struct tunnel *
-tunnel_new(struct event_base *base, int client, int up, uint8_t *scratch,
-    size_t chunk, struct timeval *last_io, tunnel_cb cb, void *arg)
+tunnel_new(struct pool *pool, struct event_base *base, int client, int up,
+    uint8_t *scratch, size_t chunk, struct timeval *last_io, tunnel_cb cb,
+    void *arg)
 {
 	struct tunnel *t;
 	int i;
 
-	if ((t = calloc(1, sizeof(*t))) == NULL)
+	if ((t = pool_get(pool)) == NULL)
 		return NULL;
+	t->pool = pool;
 	t->base = base;
 	t->scratch = scratch;
 	t->chunk = chunk;
@@ -78,9 +93,14 @@ tunnel_new(struct event_base *base, int client, int up, uint8_t *scratch,
 		struct tunnel_dir *d = &t->d[i];
 
 		d->t = t;
-		d->rd = event_new(base, d->src, EV_READ | EV_PERSIST,
-		    tunnel_read_cb, d);
-		d->wr = event_new(base, d->dst, EV_WRITE, tunnel_write_cb, d);
+		d->rd = TUNNEL_EV(t, 2 * i);
+		d->wr = TUNNEL_EV(t, 2 * i + 1);
+		if (event_assign(d->rd, base, d->src, EV_READ | EV_PERSIST,
+		    tunnel_read_cb, d) != 0)
+			d->rd = NULL;
+		if (event_assign(d->wr, base, d->dst, EV_WRITE,
+		    tunnel_write_cb, d) != 0)
+			d->wr = NULL;
 		if (d->rd == NULL || d->wr == NULL) {
 			/* The sockets are still the caller's. */
 			t->d[0].src = t->d[0].dst = -1;
@@ -102,10 +122,11 @@ tunnel_free(struct tunnel *t)
 	for (i = 0; i < 2; i++) {
 		struct tunnel_dir *d = &t->d[i];
 
+		/* In t's own memory: nothing to free. */
 		if (d->rd != NULL)
-			event_free(d->rd);
+			event_del(d->rd);
 		if (d->wr != NULL)
-			event_free(d->wr);
+			event_del(d->wr);
 		free(d->pend);
 	}
 	/* Each socket is the source of one direction. */
@@ -113,7 +134,7 @@ tunnel_free(struct tunnel *t)
 		close(t->d[TUNNEL_UP].src);
 	if (t->d[TUNNEL_DOWN].src != -1)
 		close(t->d[TUNNEL_DOWN].src);
-	free(t);
+	pool_put(t->pool, t);
 }
 
 uint64_t

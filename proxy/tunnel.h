@@ -20,6 +20,7 @@
 
 struct event_base;
 struct evbuffer;
+struct pool;
 struct tunnel;
 
 #define TUNNEL_UP	0	/* client to origin */
@@ -31,15 +32,19 @@ struct tunnel;
  */
 typedef void (*tunnel_cb)(struct tunnel *, int error, void *arg);
 
+/* The size of a tunnel's pool object (struct tunnel and its events). */
+size_t		 tunnel_size(void);
+
 /*
- * A tunnel between two connected, non-blocking sockets.  `scratch` (of
- * `chunk` bytes) is shared by the tunnels of one event loop; `last_io` is
- * updated whenever bytes move.  NULL when memory runs out (the sockets are
- * then still the caller's).
+ * A tunnel between two connected, non-blocking sockets, in an object of
+ * `pool` (made for tunnel_size()).  `scratch` (of `chunk` bytes) is shared
+ * by the tunnels of one event loop; `last_io` is updated whenever bytes
+ * move.  NULL when memory runs out (the sockets are then still the
+ * caller's).
  */
-struct tunnel	*tunnel_new(struct event_base *base, int client, int up,
-		    uint8_t *scratch, size_t chunk, struct timeval *last_io,
-		    tunnel_cb cb, void *arg);
+struct tunnel	*tunnel_new(struct pool *pool, struct event_base *base,
+		    int client, int up, uint8_t *scratch, size_t chunk,
+		    struct timeval *last_io, tunnel_cb cb, void *arg);
 
 /*
  * Sends what each side was owed before the tunnel (taken from the buffers,

@@ -35,6 +35,7 @@
 #include "proxy.h"
 #include "conn.h"
 #include "log.h"
+#include "tunnel.h"
 
 #define ACCEPT_RESUME_MS	100
 #define LISTEN_BACKLOG		4096
@@ -430,20 +431,31 @@ worker_main(void *arg)
 void
 worker_free(struct worker *w)
 {
+	size_t out;
+
 	free(w->scratch);
 	w->scratch = NULL;
-	if (w->base == NULL)
-		return;
-	if (w->dns != NULL)
-		evdns_base_free(w->dns, 1);
-	if (w->stop_ev != NULL)
-		event_free(w->stop_ev);
-	if (w->resume_ev != NULL)
-		event_free(w->resume_ev);
-	reserve_release(w);
-	event_base_free(w->base);
-	w->base = NULL;
-	w->stop_ev = w->resume_ev = NULL;
+	if (w->base != NULL) {
+		if (w->dns != NULL)
+			evdns_base_free(w->dns, 1);
+		if (w->stop_ev != NULL)
+			event_free(w->stop_ev);
+		if (w->resume_ev != NULL)
+			event_free(w->resume_ev);
+		reserve_release(w);
+		event_base_free(w->base);
+		w->base = NULL;
+		w->stop_ev = w->resume_ev = NULL;
+	}
+	/* After the base: a connection's events are in its pool's memory. */
+	out = pool_clear(&w->conn_pool) + pool_clear(&w->tunnel_pool);
+	if (out > 0) {
+		error("internal error: worker %d: %zu connection objects were "
+		    "never freed", w->id, out);
+#if defined(__SANITIZE_ADDRESS__)
+		abort();	/* what LeakSanitizer would have said */
+#endif
+	}
 }
 
 /* evdns's own messages, as debug lines (nameserver up/down, ...). */
@@ -494,6 +506,8 @@ worker_start(struct proxy *p, struct worker *w)
 
 	w->p = p;
 	TAILQ_INIT(&w->conns);
+	pool_init(&w->conn_pool, conn_size());
+	pool_init(&w->tunnel_pool, tunnel_size());
 	for (k = 0; k < PROXY_FD_RESERVE; k++)
 		w->reserve[k] = -1;
 	if ((w->scratch = malloc(PROXY_IO_CHUNK)) == NULL)
