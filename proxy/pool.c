@@ -5,9 +5,9 @@
  * header (the chunk it is in, and the next free slot while it is free) and
  * the object.  Slots are carved from a chunk's untouched end only when no
  * freed one is there to reuse, so a chunk costs memory for the slots it
- * has used, not for its size.  Chunks with room are on a list; a full one
- * is on none until an object of it comes back.  Every chunk is also on
- * the list of all, which pool_clear() unmaps.
+ * has used, not for its size.  Chunks with room (some objects out, not
+ * all) are on a list; a full or an empty one is on none.  Every chunk is
+ * also on the list of all, which pool_clear() unmaps.
  */
 #include "config.h"
 
@@ -41,9 +41,8 @@ struct pool_slot {
 };
 
 struct pool_chunk {
-	LIST_ENTRY(pool_chunk)	 partial;	/* while it has room */
+	LIST_ENTRY(pool_chunk)	 partial;	/* while 0 < used < per_chunk */
 	LIST_ENTRY(pool_chunk)	 all;
-	int			 listed;	/* on the partial list */
 	struct pool_slot	*free;		/* given back, reused first */
 	size_t			 used;		/* objects out */
 	size_t			 carved;	/* slots ever taken */
@@ -59,26 +58,12 @@ pool_init(struct pool *p, size_t size)
 	LIST_INIT(&p->all);
 	LIST_INIT(&p->partial);
 	p->size = size;
-	p->slot = SLOT_HEAD + ROUND(size == 0 ? 1 : size, POOL_ALIGN);
+	p->slot = SLOT_HEAD + ROUND(size, POOL_ALIGN);
 	p->chunk_bytes = POOL_CHUNK_BYTES;
 	if (p->chunk_bytes < CHUNK_HEAD + POOL_CHUNK_MIN_SLOTS * p->slot)
 		p->chunk_bytes = ROUND(CHUNK_HEAD +
 		    POOL_CHUNK_MIN_SLOTS * p->slot, 4096);
 	p->per_chunk = (p->chunk_bytes - CHUNK_HEAD) / p->slot;
-}
-
-static void
-chunk_list(struct pool *p, struct pool_chunk *c)
-{
-	LIST_INSERT_HEAD(&p->partial, c, partial);
-	c->listed = 1;
-}
-
-static void
-chunk_unlist(struct pool_chunk *c)
-{
-	LIST_REMOVE(c, partial);
-	c->listed = 0;
 }
 
 static void
@@ -118,7 +103,7 @@ pool_get(struct pool *p)
 			p->spare = NULL;
 		else if ((c = chunk_new(p)) == NULL)
 			return NULL;
-		chunk_list(p, c);
+		LIST_INSERT_HEAD(&p->partial, c, partial);
 	}
 	if ((s = c->free) != NULL) {
 		UNPOISON(s, SLOT_HEAD);
@@ -131,7 +116,7 @@ pool_get(struct pool *p)
 	}
 	s->next = NULL;
 	if (++c->used == p->per_chunk)
-		chunk_unlist(c);
+		LIST_REMOVE(c, partial);
 	p->nused++;
 	UNPOISON((uint8_t *)s + SLOT_HEAD, p->size);
 	memset((uint8_t *)s + SLOT_HEAD, 0, p->size);
@@ -161,12 +146,12 @@ pool_put(struct pool *p, void *obj)
 	c->free = s;
 	p->nused--;
 	if (--c->used > 0) {
-		if (!c->listed)
-			chunk_list(p, c);
+		if (c->used == p->per_chunk - 1)	/* it was full */
+			LIST_INSERT_HEAD(&p->partial, c, partial);
 		return;
 	}
-	if (c->listed)
-		chunk_unlist(c);
+	/* Empty: it had room before (per_chunk >= POOL_CHUNK_MIN_SLOTS). */
+	LIST_REMOVE(c, partial);
 	if (p->spare == NULL) {
 		p->spare = c;
 		return;

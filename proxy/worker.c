@@ -435,18 +435,19 @@ worker_free(struct worker *w)
 
 	free(w->scratch);
 	w->scratch = NULL;
-	if (w->base != NULL) {
-		if (w->dns != NULL)
-			evdns_base_free(w->dns, 1);
-		if (w->stop_ev != NULL)
-			event_free(w->stop_ev);
-		if (w->resume_ev != NULL)
-			event_free(w->resume_ev);
-		reserve_release(w);
-		event_base_free(w->base);
-		w->base = NULL;
-		w->stop_ev = w->resume_ev = NULL;
-	}
+	/* Without a base no connection was made: the pools hold nothing. */
+	if (w->base == NULL)
+		return;
+	if (w->dns != NULL)
+		evdns_base_free(w->dns, 1);
+	if (w->stop_ev != NULL)
+		event_free(w->stop_ev);
+	if (w->resume_ev != NULL)
+		event_free(w->resume_ev);
+	reserve_release(w);
+	event_base_free(w->base);
+	w->base = NULL;
+	w->stop_ev = w->resume_ev = NULL;
 	/* After the base: a connection's events are in its pool's memory. */
 	out = pool_clear(&w->conn_pool) + pool_clear(&w->tunnel_pool);
 	if (out > 0) {
