@@ -22,6 +22,15 @@
  *       COUNT times at most (and for SECONDS at most), PARALLEL at a time:
  *       connect, CONNECT, 200, one echo round-trip, close; prints the rate
  *       and the p50/p99 latency of the whole exchange.
+ *   benchtool relay PORT UPSTREAM
+ *       the least a CONNECT proxy can do, as a floor for the set-up rate:
+ *       on 127.0.0.1:PORT, one tunnel at a time and blocking, reads a
+ *       request head, connects to UPSTREAM (host:port, resolved once at
+ *       start, whatever the head asked for), answers 200 and copies both
+ *       ways until both sides have ended (half-close passed on).  No
+ *       names, no rules, no log, no event loop; the listener defers
+ *       accept until the first bytes, as intutic-proxy's does.  A side
+ *       silent for 10 s ends the tunnel.
  *   benchtool hold VIA TARGET COUNT SECONDS
  *       opens COUNT tunnels (64 at a time, one echo round-trip each so the
  *       proxy is past its peek), prints "held=N failed=M", keeps them until
@@ -44,6 +53,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -414,26 +424,36 @@ serve_event(int ep, struct sconn *c, uint32_t ev)
 	}
 }
 
+/* A listening socket on 127.0.0.1:PORT (type flags: SOCK_NONBLOCK...). */
+static int
+listen_on(const char *port, int flags)
+{
+	struct sockaddr_in sin;
+	int lfd, one = 1;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)num(port, 1, 65535));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((lfd = socket(AF_INET, SOCK_STREAM | flags, 0)) == -1)
+		die("socket: %s", strerror(errno));
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(lfd, 8192) == -1)
+		die("listen on port %s: %s", port, strerror(errno));
+	return lfd;
+}
+
 static int
 cmd_serve(int argc, char **argv)
 {
-	struct sockaddr_in sin;
 	struct epoll_event ev, evs[256];
 	int lfd, ep, one = 1, i, n;
 
 	if (argc != 1)
 		die("usage: serve PORT");
 	memset(bigbuf, 'x', sizeof(bigbuf));
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)num(argv[0], 1, 65535));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0)) == -1)
-		die("socket: %s", strerror(errno));
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(lfd, 8192) == -1)
-		die("listen on port %s: %s", argv[0], strerror(errno));
+	lfd = listen_on(argv[0], SOCK_NONBLOCK);
 	if ((ep = epoll_create1(0)) == -1)
 		die("epoll: %s", strerror(errno));
 	ev.events = EPOLLIN;
@@ -1065,12 +1085,106 @@ cmd_hold(int argc, char **argv)
 	return 0;
 }
 
+/* ------------------------------------------------------------- relay */
+
+#define RELAY_IDLE_MS	10000
+
+/* Reads a request head (to its blank line) from fd; -1 if none came. */
+static ssize_t
+relay_head(int fd, char *buf, size_t size)
+{
+	size_t have = 0;
+	ssize_t n;
+
+	while (have < size - 1) {
+		if ((n = recv(fd, buf + have, size - 1 - have, 0)) <= 0)
+			return -1;
+		have += (size_t)n;
+		buf[have] = '\0';
+		if (strstr(buf, "\r\n\r\n") != NULL)
+			return (ssize_t)have;
+	}
+	return -1;
+}
+
+/* Copies between a and b until both have ended, or one is idle. */
+static void
+relay_copy(int a, int b)
+{
+	struct pollfd p[2];
+	int done[2] = { 0, 0 }, i;
+	ssize_t n;
+
+	while (!done[0] || !done[1]) {
+		p[0].fd = done[0] ? -1 : a;
+		p[1].fd = done[1] ? -1 : b;
+		p[0].events = p[1].events = POLLIN;
+		if (poll(p, 2, RELAY_IDLE_MS) <= 0)
+			return;
+		for (i = 0; i < 2; i++) {
+			if (p[i].revents == 0)
+				continue;
+			n = recv(p[i].fd, bigbuf, sizeof(bigbuf), 0);
+			if (n <= 0) {
+				done[i] = 1;
+				shutdown(i == 0 ? b : a, SHUT_WR);
+				continue;
+			}
+			if (send(i == 0 ? b : a, bigbuf, (size_t)n,
+			    MSG_NOSIGNAL) != n)
+				return;
+		}
+	}
+}
+
+static int
+cmd_relay(int argc, char **argv)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct sockaddr_in up;
+	struct timeval tv = { RELAY_IDLE_MS / 1000, 0 };
+	char head[HEAD_MAX];
+	const char *rest;
+	ssize_t have;
+	int lfd, c, u, one = 1;
+
+	if (argc != 2)
+		die("usage: relay PORT UPSTREAM");
+	resolve(argv[1], &up);
+	lfd = listen_on(argv[0], SOCK_CLOEXEC);
+	setsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof(one));
+	for (;;) {
+		if ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+			continue;
+		/* A client that never sends its head does not hold it long. */
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		u = -1;
+		if ((have = relay_head(c, head, sizeof(head))) >= 0 &&
+		    (u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) != -1) {
+			setsockopt(u, IPPROTO_TCP, TCP_NODELAY, &one,
+			    sizeof(one));
+			/* What the client sent past its head goes on first. */
+			rest = strstr(head, "\r\n\r\n") + 4;
+			have -= rest - head;
+			if (connect(u, (struct sockaddr *)&up, sizeof(up)) == 0 &&
+			    send(c, ok, sizeof(ok) - 1, MSG_NOSIGNAL) ==
+			    (ssize_t)sizeof(ok) - 1 && (have == 0 ||
+			    send(u, rest, (size_t)have, MSG_NOSIGNAL) == have))
+				relay_copy(c, u);
+		}
+		if (u != -1)
+			close(u);
+		close(c);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2)
-		die("usage: benchtool serve|probe|bulk|setup|hold ...");
+		die("usage: benchtool serve|probe|bulk|setup|relay|hold ...");
 	nofile_max();
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 2, argv + 2);
@@ -1080,6 +1194,8 @@ main(int argc, char **argv)
 		return cmd_bulk(argc - 2, argv + 2);
 	if (strcmp(argv[1], "setup") == 0)
 		return cmd_setup(argc - 2, argv + 2);
+	if (strcmp(argv[1], "relay") == 0)
+		return cmd_relay(argc - 2, argv + 2);
 	if (strcmp(argv[1], "hold") == 0)
 		return cmd_hold(argc - 2, argv + 2);
 	die("unknown command '%s'", argv[1]);

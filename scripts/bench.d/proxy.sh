@@ -18,7 +18,7 @@
 #   --only LIST      only these measurements, comma-separated, of
 #                    memory, get, bulk, setup (default: all four)
 #   --with LIST      only these, comma-separated, of direct, intutic,
-#                    squid, tinyproxy (default: all four)
+#                    squid, tinyproxy, relay (default: all five)
 #
 # Measures, for a direct connection (client to server), intutic-proxy,
 # squid and tinyproxy, in rotation, R rounds, medians:
@@ -31,6 +31,11 @@
 #   - RSS per idle tunnel (2,000 tunnels, each past the proxy's peek), on
 #     a freshly started proxy, and 10,000 tunnels held (or as many as the
 #     descriptor limit allows).
+# "relay" is a yardstick, not a proxy one would run: `benchtool relay`,
+# the least a CONNECT proxy can do (blocking, one tunnel at a time, no
+# names, rules or log), on the proxies' CPU.  It takes part where one
+# tunnel at a time is the measurement (bulk with 1 tunnel, set-up 1 at a
+# time) and shows about the most any proxy can reach there.
 # The load generators and servers are benchtool.c (built here with cc -O2)
 # and wrk; proxy-report.py prints the table.
 #
@@ -50,7 +55,7 @@ builddir=${INTUTIC_BUILD_DIR:-$top/build}
 proxybin=$builddir/proxy/intutic-proxy
 
 rounds= quick=0 markdown= pin=1 workers= keep=0
-only=memory,get,bulk,setup with=direct,intutic,squid,tinyproxy
+only=memory,get,bulk,setup with=direct,intutic,squid,tinyproxy,relay
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
@@ -73,7 +78,7 @@ for m in ${only//,/ }; do
 	*) echo "bench proxy: --only: unknown measurement '$m'" >&2; exit 2 ;; esac
 done
 for m in ${with//,/ }; do
-	case "$m" in direct|intutic|squid|tinyproxy) ;;
+	case "$m" in direct|intutic|squid|tinyproxy|relay) ;;
 	*) echo "bench proxy: --with: unknown proxy '$m'" >&2; exit 2 ;; esac
 done
 # wanted WORD LIST: WORD is one of the comma-separated LIST.
@@ -260,7 +265,7 @@ fi
 
 # ------------------------------------------------------------- files
 
-origin_port=8080 sink_port=9001 squid_port=3128 tiny_port=8888
+origin_port=8080 sink_port=9001 squid_port=3128 tiny_port=8888 relay_port=9101
 hosts=$work/hosts
 empty=$work/resolv.conf
 cat >"$hosts" <<EOF
@@ -459,6 +464,12 @@ start_proxy() {
 		nsbg "$cpu_proxy" "$tinybin" -d -c "$work/tinyproxy/tinyproxy.conf" \
 		    >>"$work/tinyproxy/stderr.log" 2>&1 &
 		ppid[$p]=$! port=$tiny_port
+		;;
+	relay)
+		mkdir -p "$work/relay"
+		nsbg "$cpu_proxy" "$tool" relay "$relay_port" \
+		    "127.0.0.1:$sink_port" >>"$work/relay/stderr.log" 2>&1 &
+		ppid[$p]=$! port=$relay_port
 		;;
 	esac
 	pids+=("${ppid[$p]}")
@@ -679,7 +690,7 @@ probe "127.0.0.1:$origin_port" 10 || { cat "$work/nginx/stderr.log" >&2; die "ng
 probe "127.0.0.1:$sink_port" 10 || die "the sink/echo server did not start"
 
 all=()
-for p in direct intutic squid tinyproxy; do
+for p in direct intutic squid tinyproxy relay; do
 	wanted "$p" "$with" && all+=("$p")
 done
 [ ${#all[@]} -gt 0 ] || die "--with names no proxy"
@@ -702,7 +713,7 @@ for ((r = 1; r <= rounds; r++)); do
 	# Memory first, on freshly started proxies.
 	for p in "${order[@]}"; do
 		wanted memory "$only" || break
-		[ "$p" = direct ] && continue
+		[ "$p" = direct ] || [ "$p" = relay ] && continue
 		case " $many_for " in
 		*" $p "*) say "  $p: $idle_n idle tunnels, then $many_n" ;;
 		*) say "  $p: $idle_n idle tunnels" ;;
@@ -712,12 +723,14 @@ for ((r = 1; r <= rounds; r++)); do
 	wanted get "$only" && say "  GET, wrk -c $get_conns, ${get_secs}s"
 	for p in "${order[@]}"; do
 		wanted get "$only" || break
+		[ "$p" = relay ] && continue
 		ready "$r" "$p" get_rps && m_get "$r" "$p"
 	done
 	for spec in "1 up" "1 down" "8 up" "8 down"; do
 		wanted bulk "$only" || break
 		say "  CONNECT bulk $spec, $((bulk_bytes >> 20)) MiB"
 		for p in "${order[@]}"; do
+			[ "$p" = relay ] && [ "${spec% *}" != 1 ] && continue
 			ready "$r" "$p" "bulk_${spec#* }_${spec% *}" && m_bulk "$r" "$p" $spec
 		done
 	done
@@ -725,6 +738,7 @@ for ((r = 1; r <= rounds; r++)); do
 		wanted setup "$only" || break
 		say "  CONNECT set-up, $par at a time, ${setup_secs}s"
 		for p in "${order[@]}"; do
+			[ "$p" = relay ] && [ "$par" != 1 ] && continue
 			ready "$r" "$p" "setup_rate_$par" && m_setup "$r" "$p" "$par"
 		done
 	done
