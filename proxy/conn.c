@@ -124,7 +124,7 @@ struct conn {
 };
 
 /* The timer lives just past the struct, in the same pool object. */
-#define CONN_TIMER_OFF	((sizeof(struct conn) + 15) & ~(size_t)15)
+#define CONN_TIMER_OFF	POOL_PAST(struct conn)
 
 size_t
 conn_size(void)

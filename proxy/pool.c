@@ -30,7 +30,6 @@
 #define UNPOISON(p, n)	((void)(p), (void)(n))
 #endif
 
-#define POOL_ALIGN		16
 #define POOL_CHUNK_BYTES	(64 * 1024)
 #define POOL_CHUNK_MIN_SLOTS	8
 #define ROUND(n, a)		(((n) + (a) - 1) / (a) * (a))

@@ -38,6 +38,16 @@ struct pool {
 	size_t			 nused;		/* objects handed out */
 };
 
+/* Objects are aligned to this; so is POOL_PAST(type). */
+#define POOL_ALIGN	16
+
+/*
+ * Where, in a pool object that starts with a `type`, room for more may
+ * begin (a connection's timer, a tunnel's events): aligned for anything.
+ */
+#define POOL_PAST(type)	((sizeof(type) + POOL_ALIGN - 1) & \
+			    ~(size_t)(POOL_ALIGN - 1))
+
 void	 pool_init(struct pool *, size_t size);
 
 /* A zeroed object; NULL when no memory could be mapped. */

@@ -55,7 +55,7 @@ struct tunnel {
 };
 
 /* Its four events live just past the struct, in the same pool object. */
-#define TUNNEL_EV_OFF	((sizeof(struct tunnel) + 15) & ~(size_t)15)
+#define TUNNEL_EV_OFF	POOL_PAST(struct tunnel)
 #define TUNNEL_EV(t, k)	((struct event *)((uint8_t *)(t) + TUNNEL_EV_OFF + \
 			    (k) * event_get_struct_event_size()))
 

@@ -23,7 +23,7 @@
  *       connect, CONNECT, 200, one echo round-trip, close; prints the rate
  *       and the p50/p99 latency of the whole exchange.
  *   benchtool relay PORT UPSTREAM
- *       the least a CONNECT proxy can do, as a floor for the set-up rate:
+ *       the least a CONNECT proxy can do, a yardstick for the others:
  *       on 127.0.0.1:PORT, one tunnel at a time and blocking, reads a
  *       request head, connects to UPSTREAM (host:port, resolved once at
  *       start, whatever the head asked for), answers 200 and copies both

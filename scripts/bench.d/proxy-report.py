@@ -10,7 +10,7 @@ import statistics
 import sys
 
 PROXIES = ["direct", "intutic", "squid", "tinyproxy", "relay"]
-# Compared with intutic in a column each; "relay" is the floor.
+# Compared with intutic in a column each; "relay" is the yardstick.
 ANCHORS = ["squid", "tinyproxy", "relay"]
 
 # key, label, unit format, higher is better, target
@@ -47,17 +47,15 @@ METRICS = [
 
 
 def load(path):
-    """{(proxy, metric): [value, ...]}, and {(proxy, metric): {round:
-    value}} for pairing a round's figures."""
-    data, by_round = {}, {}
+    """{(proxy, metric): {round: value}}."""
+    by_round = {}
     for line in open(path):
         parts = line.rstrip("\n").split("\t")
         if len(parts) != 4:
             continue
         rnd, proxy, metric, value = parts
-        data.setdefault((proxy, metric), []).append(value)
         by_round.setdefault((proxy, metric), {})[rnd] = value
-    return data, by_round
+    return by_round
 
 
 def round_ratios(by_round, key):
@@ -110,7 +108,8 @@ def fmt_ratio(a, b):
 def main():
     results, meta_path, failures_path = sys.argv[1:4]
     markdown = sys.argv[4] if len(sys.argv) > 4 else None
-    data, by_round = load(results)
+    by_round = load(results)
+    data = {k: list(v.values()) for k, v in by_round.items()}
     meta = meta_dict(meta_path)
     idle_n = int(meta.get("idle_n", "2000"))
     many_n = int(meta.get("many_n", "10000"))
