@@ -29,10 +29,13 @@ const struct cmd_entry cmd_rules_entry = {
 	    "       address in brackets) at PORT (default 443) with the rules of\n"
 	    "       FILE, and prints the decision, its reason and the deciding entry\n"
 	    "       as FILE:LINE.  Each ADDRESS (IPv4, or IPv6 with or without\n"
-	    "       brackets) is taken as an address HOST resolved to: its class is\n"
-	    "       printed and, when HOST is allowed, it is checked as the proxy\n"
-	    "       checks the addresses it dials.  Exit 0 when HOST and every\n"
-	    "       ADDRESS are allowed, 1 when anything is denied.\n"
+	    "       brackets; at most 32) is taken as an address the name HOST\n"
+	    "       resolved to, and the addresses are picked from as the proxy\n"
+	    "       does: IPv4 ones first, then IPv6 ones, each in the order given,\n"
+	    "       the first one allowed is dialled (dial: ADDRESS) and the ones\n"
+	    "       after it are not checked; the name is denied only when none is\n"
+	    "       allowed, and each refused address says why.  Exit 0 when the\n"
+	    "       proxy would allow the connection, 1 when it would deny it.\n"
 	    "\n"
 	    "Exit 2: usage error, or (test) FILE does not load.\n",
 	.exec = cmd_rules_exec,
@@ -121,25 +124,67 @@ class_text(const struct rules_addr *a, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * One "address:" line: ADDRESS as given, its class, and what the pick did
+ * with it: its check (with the entry that decided it, a deny block or the
+ * allow block that lets an internal address through), or why it was not
+ * checked.
+ */
+static void
+print_address(const char *given, const struct rules_addr *a,
+    const struct rules_pick *p, size_t i, const char *dialled)
+{
+	const struct rules_decision *d = &p->check[i];
+	char cbuf[64], where[RULES_WHERE_MAX];
+
+	printf("address:  %s %s", given, class_text(a, cbuf, sizeof(cbuf)));
+	switch (p->state[i]) {
+	case RULES_PICK_PICKED:
+	case RULES_PICK_REFUSED:
+		printf(": %s %s", d->verdict == RULES_ALLOW ? "allow" : "deny",
+		    rules_reason_str(d->reason));
+		if (d->entry != NULL)
+			printf(" by %s (%s %s)", rules_entry_where(d->entry,
+			    where, sizeof(where)), rules_entry_is_deny(d->entry) ?
+			    "deny" : "allow", rules_entry_text(d->entry));
+		printf("\n");
+		break;
+	case RULES_PICK_UNCHECKED:
+		printf(" (not checked: the proxy dials %s)\n", dialled);
+		break;
+	case RULES_PICK_SKIPPED:
+		printf(" (not checked: skipped)\n");
+		break;
+	}
+}
+
 static int
 rules_test(int argc, char **argv)
 {
 	struct rules *r;
 	struct rules_host host;
-	struct rules_addr addr;
-	struct rules_decision d, ad;
-	char cbuf[64];
+	struct rules_addr addrs[RULES_PICK_MAX], lit;
+	struct rules_decision d;
+	struct rules_pick pick;
+	char cbuf[64], dialled[RULES_ADDR_TEXT_MAX] = "";
 	uint16_t port;
-	int i, err, name_ok;
+	size_t naddrs, i, k;
+	int err, picked = 0;
 
 	if (argc < 2)
 		return cmd_usage_error(&cmd_rules_entry,
 		    "rules test: expected FILE and HOST[:PORT]");
 	/* Every argument is checked before anything is decided. */
-	for (i = 2; i < argc; i++)
-		if ((err = parse_address(argv[i], &addr)) != RULES_OK)
+	naddrs = (size_t)argc - 2;
+	if (naddrs > RULES_PICK_MAX)
+		return cmd_usage_error(&cmd_rules_entry,
+		    "rules test: %zu addresses: give at most %d (the proxy "
+		    "looks at that many addresses of a name)", naddrs,
+		    RULES_PICK_MAX);
+	for (i = 0; i < naddrs; i++)
+		if ((err = parse_address(argv[i + 2], &addrs[i])) != RULES_OK)
 			return cmd_usage_error(&cmd_rules_entry,
-			    "rules test: address '%s': %s", argv[i],
+			    "rules test: address '%s': %s", argv[i + 2],
 			    rules_strerror(err));
 	if (load(argv[0], &r) != 0)
 		return EXIT_USAGE;
@@ -154,50 +199,58 @@ rules_test(int argc, char **argv)
 		return 1;
 	}
 	rules_decide(r, &host, port, &d);
-	name_ok = d.verdict == RULES_ALLOW;
 	if (host.kind != RULES_HOST_NAME) {
-		/* An IP literal is also the address the proxy would dial. */
-		memset(&addr, 0, sizeof(addr));
-		addr.family = host.kind == RULES_HOST_IPV4 ? AF_INET : AF_INET6;
+		/* An IP literal is the one address the proxy would dial. */
+		memset(&lit, 0, sizeof(lit));
+		lit.family = host.kind == RULES_HOST_IPV4 ? AF_INET : AF_INET6;
 		if (host.kind == RULES_HOST_IPV4)
-			addr.v4 = host.v4;
+			lit.v4 = host.v4;
 		else
-			addr.v6 = host.v6;
-		if (d.verdict == RULES_ALLOW) {
-			rules_check_addr(r, &addr, port, &ad);
-			if (ad.verdict != RULES_ALLOW)
-				d = ad;
-		}
-	}
-	/* A name is allowed only when every address it resolved to is. */
-	for (i = 2; i < argc && d.verdict == RULES_ALLOW; i++) {
-		parse_address(argv[i], &addr);
-		rules_check_addr(r, &addr, port, &ad);
-		if (ad.verdict != RULES_ALLOW)
-			d = ad;
+			lit.v6 = host.v6;
+		rules_pick_addr(r, &lit, NULL, 1, port, &pick);
+		if (d.verdict == RULES_ALLOW && pick.picked == pick.n)
+			d = pick.d;
+	} else if (naddrs > 0 && (d.verdict == RULES_ALLOW ||
+	    rules_mode(r) == RULES_MODE_REPORT)) {
+		/*
+		 * The proxy resolves an allowed name, and in report mode a
+		 * denied one too; a name it denied keeps that reason.
+		 */
+		rules_pick_addr(r, addrs, NULL, naddrs, port, &pick);
+		picked = 1;
+		if (d.verdict == RULES_ALLOW && pick.picked == pick.n)
+			d = pick.d;
+		if (pick.dial != pick.n)
+			rules_addr_text(&addrs[pick.dial], dialled,
+			    sizeof(dialled));
 	}
 	printf("as:       %s:%u\n", host.text, port);
 	printf("decision: %s\n", d.verdict == RULES_ALLOW ? "allow" : "deny");
 	printf("reason:   %s\n", rules_reason_str(d.reason));
 	print_entry("rule:     ", d.entry);
 	if (host.kind != RULES_HOST_NAME)
-		printf("class:    %s\n", class_text(&addr, cbuf, sizeof(cbuf)));
+		printf("class:    %s\n", class_text(&lit, cbuf, sizeof(cbuf)));
+	if (picked && pick.dial != pick.n)
+		printf("dial:     %s\n", dialled);
 	if (d.verdict != RULES_ALLOW && rules_mode(r) == RULES_MODE_REPORT)
 		printf("mode:     report (the proxy would log this denial "
 		    "and let the connection through)\n");
 
-	for (i = 2; i < argc; i++) {
-		parse_address(argv[i], &addr);
-		printf("address:  %s %s", argv[i],
-		    class_text(&addr, cbuf, sizeof(cbuf)));
-		if (!name_ok) {
-			/* The proxy never resolves a name it denied. */
-			printf(" (not checked: the host is denied)\n");
+	for (k = 0; k < naddrs; k++) {
+		if (picked) {
+			i = pick.order[k];
+			print_address(argv[i + 2], &addrs[i], &pick, i,
+			    dialled);
 			continue;
 		}
-		rules_check_addr(r, &addr, port, &ad);
-		printf(": %s %s\n", ad.verdict == RULES_ALLOW ? "allow" : "deny",
-		    rules_reason_str(ad.reason));
+		printf("address:  %s %s", argv[k + 2],
+		    class_text(&addrs[k], cbuf, sizeof(cbuf)));
+		if (host.kind != RULES_HOST_NAME)
+			/* The proxy never resolves an IP literal. */
+			printf(" (not checked: the host is an address)\n");
+		else
+			/* The proxy never resolves a name it denied. */
+			printf(" (not checked: the host is denied)\n");
 	}
 	rules_free(r);
 	return d.verdict == RULES_ALLOW ? 0 : 1;

@@ -57,10 +57,10 @@ const struct cmd_entry cmd_start_entry = {
 	    "Each PROXY-OPTION goes to intutic-proxy as given, which checks its\n"
 	    "value: --bind ADDR,...  --port N  --audit FILE|-  --workers N\n"
 	    "--state-dir DIR  --resolv-conf FILE  --hosts FILE  --debug\n"
-	    "--connect-timeout MS  --head-timeout MS  --peek-timeout MS\n"
-	    "--idle-timeout MS  --grace MS  --max-conns N  --head-max BYTES\n"
-	    "--headers-max N  --uri-max BYTES.  An option may also be written\n"
-	    "--OPTION=VALUE.\n"
+	    "--dns-timeout MS  --connect-timeout MS  --head-timeout MS\n"
+	    "--peek-timeout MS  --idle-timeout MS  --grace MS  --max-conns N\n"
+	    "--head-max BYTES  --headers-max N  --uri-max BYTES\n"
+	    "--transit-max BYTES.  An option may also be written --OPTION=VALUE.\n"
 	    "\n"
 	    "Exit 0: the detached proxy listens.  2: usage error, or the rule\n"
 	    "file does not load.  125: intutic-proxy cannot be run, a proxy\n"
@@ -101,6 +101,7 @@ static const struct start_opt {
 	{ "resolv-conf", "FILE", START_OPT_PROXY },
 	{ "hosts", "FILE", START_OPT_PROXY },
 	{ "debug", NULL, START_OPT_PROXY },
+	{ "dns-timeout", "MS", START_OPT_PROXY },
 	{ "connect-timeout", "MS", START_OPT_PROXY },
 	{ "head-timeout", "MS", START_OPT_PROXY },
 	{ "peek-timeout", "MS", START_OPT_PROXY },
@@ -110,6 +111,7 @@ static const struct start_opt {
 	{ "head-max", "BYTES", START_OPT_PROXY },
 	{ "headers-max", "N", START_OPT_PROXY },
 	{ "uri-max", "BYTES", START_OPT_PROXY },
+	{ "transit-max", "BYTES", START_OPT_PROXY },
 };
 #define START_OPT_COUNT	(sizeof(start_opts) / sizeof(start_opts[0]))
 

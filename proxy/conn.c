@@ -27,6 +27,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,11 @@
 
 /* The read made as a connection is accepted: most request heads fit. */
 #define CONN_FIRST_READ		4096
+/*
+ * An address as text, or the refused addresses of a name, as the audit
+ * record's `addr` and a 403 name them.
+ */
+#define CONN_ADDR_TEXT_MAX	256
 
 enum conn_state {
 	CONN_HEAD = 0,		/* reading the client's request head */
@@ -64,8 +70,35 @@ enum conn_state {
 	CONN_FINISH,		/* writing a last answer, then closing */
 };
 
-static const char *const conn_state_names[] = {
-	"head", "resolve", "dial", "peek", "tunnel", "http", "finish",
+/*
+ * Everything that belongs to one request on a connection: a connection may
+ * carry several (keep-alive absolute-form requests, then perhaps a CONNECT),
+ * and each is decided once and recorded once.  conn_req_begin() is the one
+ * place it is reset.
+ */
+struct conn_req {
+	char			 run[RUN_ID_MAX];	/* "" for none */
+	const char		*proto;		/* "connect" | "http" */
+	struct rules_host	 host;
+	uint16_t		 port;
+	struct rules_decision	 d;
+	enum conn_reason	 reason;
+	int			 decided;	/* decision record written */
+	int			 report_only;	/* denied, let through (report) */
+	int			 status;	/* HTTP status answered */
+	struct sockaddr_storage	 addr;		/* pinned */
+	socklen_t		 addrlen;
+	char			 addr_text[CONN_ADDR_TEXT_MAX];
+	char			 sni[256];
+	int			 has_sni;
+	uint64_t		 down_mark;	/* c->bytes_down at its start */
+
+	/* An absolute-form exchange. */
+	struct http_framing	*body;		/* its body in flight */
+	int			 body_done;	/* all of it read */
+	int			 is_head;	/* HEAD: no response body */
+	int			 upgrade;	/* asks for an Upgrade */
+	int			 keep_alive;	/* the client keeps the connection */
 };
 
 struct conn {
@@ -81,37 +114,21 @@ struct conn {
 	struct timeval		 started;
 	struct timeval		 last_io;	/* for the idle timeout */
 	char			 client_text[64];
+	int			 depth;		/* callbacks of c running */
+	int			 closing;	/* closed; freed at depth 0 */
+	int			 decisions;	/* decision records written */
 
-	/* The request being decided. */
-	char			 run[RUN_ID_MAX];	/* "" for none */
-	const char		*proto;		/* "connect" | "http" */
-	struct rules_host	 host;
-	uint16_t		 port;
-	struct rules_decision	 d;
-	enum conn_reason	 reason;
-	int			 decided;	/* decision record written */
-	int			 report_only;	/* denied, let through (report) */
-	int			 status;	/* HTTP status answered */
-	struct sockaddr_storage	 addr;		/* pinned */
-	socklen_t		 addrlen;
-	char			 addr_text[64];
-	char			 sni[256];
-	int			 has_sni;
+	struct conn_req		 req;		/* the request being handled */
 
 	/* Absolute-form HTTP: one exchange at a time on a keep-alive pair. */
 	struct evbuffer		*fwd;		/* to the origin, not yet sent */
 	struct evbuffer		*back;		/* to the client, not yet sent */
-	struct http_framing	*req_framing;	/* request body in flight */
 	struct http_framing	*resp_framing;	/* response body in flight */
-	int			 req_done;
-	int			 req_is_head;
-	int			 req_upgrade;
-	int			 client_keep_alive;
 	int			 up_keep_alive;
 	int			 resp_until_eof;
 	int			 up_ready;	/* c->up connected to up_host */
 	char			 up_host[RULES_HOST_TEXT_MAX];
-	char			 up_addr[64];	/* its address, as text */
+	char			 up_addr[CONN_ADDR_TEXT_MAX];	/* its address */
 	uint16_t		 up_port;
 
 	/* Tunnel: from the peek on, the sockets are the tunnel's. */
@@ -133,18 +150,29 @@ conn_size(void)
 }
 
 static void	conn_close(struct conn *);
-static void	conn_client_read_cb(struct bufferevent *, void *);
-static void	conn_client_event_cb(struct bufferevent *, short, void *);
-static void	conn_up_read_cb(struct bufferevent *, void *);
-static void	conn_up_event_cb(struct bufferevent *, short, void *);
-static void	conn_finish_write_cb(struct bufferevent *, void *);
+static void	conn_read_cb(struct bufferevent *, void *);
+static void	conn_write_cb(struct bufferevent *, void *);
+static void	conn_event_cb(struct bufferevent *, short, void *);
 static void	conn_timer_cb(evutil_socket_t, short, void *);
 static void	conn_dial(struct conn *);
 static void	conn_tunnel_start(struct conn *);
 static void	conn_tunnel_enter(struct conn *);
-static void	conn_flow(struct conn *, enum conn_state, bufferevent_data_cb,
-		    bufferevent_data_cb, bufferevent_data_cb, bufferevent_event_cb);
 static void	conn_tls_deny(struct conn *, enum conn_reason);
+
+/* What a state does with the events of a side (see conn_states[]). */
+static void	conn_client_event(struct conn *, short);
+static void	conn_idle_up_read(struct conn *);
+static void	conn_idle_up_event(struct conn *, short);
+static void	conn_dial_event(struct conn *, short);
+static void	conn_peek(struct conn *);
+static void	conn_peek_up_read(struct conn *);
+static void	conn_peek_up_event(struct conn *, short);
+static void	conn_http_client_read(struct conn *);
+static void	conn_http_up_read(struct conn *);
+static void	conn_http_client_drained(struct conn *);
+static void	conn_http_up_drained(struct conn *);
+static void	conn_http_up_event(struct conn *, short);
+static void	conn_finish_write(struct conn *);
 static void	conn_http_send(struct conn *);
 static void	conn_up_drop(struct conn *);
 static void	conn_finish(struct conn *);
@@ -252,23 +280,23 @@ conn_audit(struct conn *c, const char *event)
 {
 	struct audit_record r;
 	char where[RULES_WHERE_MAX];
-	int have_host = c->host.len > 0;
+	int have_host = c->req.host.len > 0;
 
 	memset(&r, 0, sizeof(r));
 	r.event = event;
 	r.id = c->id;
-	r.run = c->run[0] != '\0' ? c->run : NULL;
+	r.run = c->req.run[0] != '\0' ? c->req.run : NULL;
 	r.client = c->client_text;
-	r.proto = c->proto;
-	r.host = have_host ? c->host.text : NULL;
-	r.port = have_host ? c->port : -1;
-	r.sni = c->has_sni ? c->sni : NULL;
-	r.addr = c->addr_text[0] != '\0' ? c->addr_text : NULL;
-	r.decision = c->d.verdict == RULES_ALLOW ? "allow" : "deny";
-	r.reason = conn_reason_str(c->reason);
-	r.rule = c->d.entry != NULL ? rules_entry_where(c->d.entry, where,
+	r.proto = c->req.proto;
+	r.host = have_host ? c->req.host.text : NULL;
+	r.port = have_host ? c->req.port : -1;
+	r.sni = c->req.has_sni ? c->req.sni : NULL;
+	r.addr = c->req.addr_text[0] != '\0' ? c->req.addr_text : NULL;
+	r.decision = c->req.d.verdict == RULES_ALLOW ? "allow" : "deny";
+	r.reason = conn_reason_str(c->req.reason);
+	r.rule = c->req.d.entry != NULL ? rules_entry_where(c->req.d.entry, where,
 	    sizeof(where)) : NULL;
-	r.status = c->status > 0 ? c->status : -1;
+	r.status = c->req.status > 0 ? c->req.status : -1;
 	if (strcmp(event, "close") == 0) {
 		r.bytes_up = (int64_t)c->bytes_up;
 		r.bytes_down = (int64_t)c->bytes_down;
@@ -281,53 +309,199 @@ conn_audit(struct conn *c, const char *event)
 		    (unsigned long long)c->id);
 }
 
-/* Writes the decision record once, and counts it. */
+/*
+ * The request's fate: writes its decision record (once; a second call for
+ * the same request changes nothing) and counts it.  The verdict is what the
+ * record says: RULES_DENY for a refusal, also one let through in report
+ * mode.
+ */
 static void
-conn_decided(struct conn *c, enum conn_reason reason)
+conn_decided(struct conn *c, enum rules_verdict verdict,
+    enum conn_reason reason)
 {
-	if (c->decided)
+	if (c->req.decided)
 		return;
-	c->decided = 1;
-	c->reason = reason;
-	METRIC_ADD(c->p, decisions[c->d.verdict == RULES_ALLOW], 1);
+	c->req.decided = 1;
+	c->req.d.verdict = verdict;
+	c->req.reason = reason;
+	c->decisions++;
+	METRIC_ADD(c->p, decisions[c->req.d.verdict == RULES_ALLOW], 1);
 	METRIC_ADD(c->p, reasons[reason], 1);
 	conn_audit(c, "decision");
 }
 
-/* ---------------------------------------------------------- lifecycle */
-
-static int
-state_timeout_ms(const struct conn *c, enum conn_state s)
+/*
+ * A new request on the connection, in `proto`: nothing of the one before
+ * stays (its decision record is written, or it had no fate to record).
+ */
+static void
+conn_req_begin(struct conn *c, const char *proto)
 {
-	const struct proxy_config *cfg = &c->p->cfg;
-
-	switch (s) {
-	case CONN_HEAD:
-		return cfg->head_ms;
-	case CONN_RESOLVE:
-	case CONN_DIAL:
-		return cfg->connect_ms;
-	case CONN_PEEK:
-		return cfg->peek_ms;
-	case CONN_TUNNEL:
-	case CONN_HTTP:
-		return cfg->idle_ms;
-	case CONN_FINISH:
-		return PROXY_FINISH_MS;
-	}
-	return PROXY_FINISH_MS;
+	http_framing_free(c->req.body);
+	memset(&c->req, 0, sizeof(c->req));
+	c->req.proto = proto;
+	c->req.status = -1;
+	c->req.down_mark = c->bytes_down;
 }
 
-/* The one way to change state: runs the timer for the new state. */
+/* ---------------------------------------------------------- lifecycle */
+
+/*
+ * What each state does with the sockets.  conn_set_state() installs it:
+ * the bufferevents' callbacks are always conn_read_cb(), conn_write_cb()
+ * and conn_event_cb(), which run the state's handler for the side the
+ * event is on (none: the event changes nothing); then the reading each
+ * side does, the client's read watermark, and the state's timer.  Within
+ * a state, backpressure may stop and start reading again.
+ */
+typedef void	(*conn_io_fn)(struct conn *);
+typedef void	(*conn_ev_fn)(struct conn *, short);
+
+enum conn_io {
+	CONN_IO_KEEP = 0,	/* as it is (no epoll_ctl(2) on the way) */
+	CONN_IO_READ,		/* reading */
+	CONN_IO_STOP,		/* not reading */
+	CONN_IO_PORT,		/* reading if the allow entry names the port */
+	CONN_IO_WRITE,		/* not reading; writing what is left */
+};
+
+enum conn_wm {
+	CONN_WM_KEEP = 0,
+	CONN_WM_HEAD,		/* reads up to a request head too many */
+	CONN_WM_PEEK,		/* up to a ClientHello or a request head */
+	CONN_WM_FLOW,		/* no read limit; write backpressure */
+};
+
+#define CONN_TIMEOUT_FINISH	((size_t)-1)	/* PROXY_FINISH_MS */
+
+static const struct conn_state_def {
+	const char	*name;
+	size_t		 timeout;	/* offset of its proxy_config field */
+	conn_io_fn	 client_read, client_write;
+	conn_io_fn	 up_read, up_write;
+	conn_ev_fn	 up_event;	/* the client's: conn_client_event */
+	enum conn_io	 client_io, up_io;
+	enum conn_wm	 wm;
+	int		 bulk;		/* large reads and writes */
+} conn_states[] = {
+	[CONN_HEAD] = { "head", offsetof(struct proxy_config, head_ms),
+	    conn_read_head, NULL, conn_idle_up_read, NULL, conn_idle_up_event,
+	    CONN_IO_READ, CONN_IO_READ, CONN_WM_HEAD, 0 },
+	[CONN_RESOLVE] = { "resolve", offsetof(struct proxy_config, dns_ms),
+	    NULL, NULL, NULL, NULL, NULL,
+	    CONN_IO_KEEP, CONN_IO_KEEP, CONN_WM_KEEP, 0 },
+	[CONN_DIAL] = { "dial", offsetof(struct proxy_config, connect_ms),
+	    NULL, NULL, NULL, NULL, conn_dial_event,
+	    CONN_IO_KEEP, CONN_IO_KEEP, CONN_WM_KEEP, 0 },
+	[CONN_PEEK] = { "peek", offsetof(struct proxy_config, peek_ms),
+	    conn_peek, NULL, conn_peek_up_read, NULL, conn_peek_up_event,
+	    CONN_IO_READ, CONN_IO_PORT, CONN_WM_PEEK, 0 },
+	/* The sockets go to the tunnel as they are registered (see there). */
+	[CONN_TUNNEL] = { "tunnel", offsetof(struct proxy_config, idle_ms),
+	    NULL, NULL, NULL, NULL, NULL,
+	    CONN_IO_KEEP, CONN_IO_KEEP, CONN_WM_KEEP, 0 },
+	[CONN_HTTP] = { "http", offsetof(struct proxy_config, idle_ms),
+	    conn_http_client_read, conn_http_client_drained,
+	    conn_http_up_read, conn_http_up_drained, conn_http_up_event,
+	    CONN_IO_READ, CONN_IO_READ, CONN_WM_FLOW, 1 },
+	[CONN_FINISH] = { "finish", CONN_TIMEOUT_FINISH,
+	    NULL, conn_finish_write, NULL, NULL, NULL,
+	    CONN_IO_WRITE, CONN_IO_STOP, CONN_WM_KEEP, 0 },
+};
+
+static void
+conn_side_io(struct conn *c, struct bufferevent *bev, enum conn_io io)
+{
+	switch (io) {
+	case CONN_IO_KEEP:
+		break;
+	case CONN_IO_PORT:
+		if (c->req.d.entry == NULL ||
+		    !rules_entry_names_port(c->req.d.entry, c->req.port)) {
+			bufferevent_disable(bev, EV_READ);
+			break;
+		}
+		/* FALLTHROUGH */
+	case CONN_IO_READ:
+		/*
+		 * Reading only: a bufferevent writes whenever its output has
+		 * bytes (EV_WRITE is on from its making), and enabling EV_WRITE
+		 * on an empty output would only ask epoll for a writable socket,
+		 * to be told so once and stop asking.
+		 */
+		bufferevent_enable(bev, EV_READ);
+		break;
+	case CONN_IO_STOP:
+		bufferevent_disable(bev, EV_READ);
+		break;
+	case CONN_IO_WRITE:
+		bufferevent_disable(bev, EV_READ);
+		bufferevent_enable(bev, EV_WRITE);
+		break;
+	}
+}
+
+static void
+conn_watermarks(struct conn *c, enum conn_wm wm)
+{
+	size_t head = c->p->cfg.head_max;
+
+	switch (wm) {
+	case CONN_WM_KEEP:
+		break;
+	case CONN_WM_HEAD:
+		bufferevent_setwatermark(c->client, EV_READ, 0, head + 1);
+		break;
+	case CONN_WM_PEEK:
+		bufferevent_setwatermark(c->client, EV_READ, 0,
+		    TLS_HELLO_MAX > head ? TLS_HELLO_MAX : head);
+		break;
+	case CONN_WM_FLOW:
+		bufferevent_setwatermark(c->client, EV_READ, 0, 0);
+		bufferevent_setwatermark(c->client, EV_WRITE,
+		    PROXY_HIGH_WATER / 2, 0);
+		if (c->up != NULL)
+			bufferevent_setwatermark(c->up, EV_WRITE,
+			    PROXY_HIGH_WATER / 2, 0);
+		break;
+	}
+}
+
+/* Larger single reads and writes once bytes flow: fewer system calls. */
+static void
+conn_bulk_io(struct conn *c)
+{
+	bufferevent_set_max_single_read(c->client, PROXY_IO_CHUNK);
+	bufferevent_set_max_single_write(c->client, PROXY_IO_CHUNK);
+	bufferevent_set_max_single_read(c->up, PROXY_IO_CHUNK);
+	bufferevent_set_max_single_write(c->up, PROXY_IO_CHUNK);
+}
+
+/*
+ * The one way to change state: the state's handlers (by c->state), its
+ * reading, watermarks and I/O sizes, and its timer.
+ */
 static void
 conn_set_state(struct conn *c, enum conn_state s)
 {
+	const struct conn_state_def *def = &conn_states[s];
 	struct timeval tv;
-	int ms = state_timeout_ms(c, s);
+	int ms;
 
 	debug_f("%llu: %s -> %s", (unsigned long long)c->id,
-	    conn_state_names[c->state], conn_state_names[s]);
+	    conn_states[c->state].name, def->name);
 	c->state = s;
+	if (c->client != NULL) {
+		conn_watermarks(c, def->wm);
+		conn_side_io(c, c->client, def->client_io);
+	}
+	if (c->up != NULL)
+		conn_side_io(c, c->up, def->up_io);
+	if (def->bulk && c->client != NULL && c->up != NULL)
+		conn_bulk_io(c);
+	ms = def->timeout == CONN_TIMEOUT_FINISH ? PROXY_FINISH_MS :
+	    *(const int *)(const void *)((const char *)&c->p->cfg +
+	    def->timeout);
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evtimer_add(c->timer, &tv);
@@ -337,19 +511,99 @@ conn_set_state(struct conn *c, enum conn_state s)
 	}
 }
 
+/*
+ * Every callback into a connection runs between conn_enter() and
+ * conn_leave().  A conn_close() in between does the whole teardown at once
+ * (records, sockets, DNS, counters) but the memory stays until the
+ * outermost callback returns: nothing up the chain reads freed memory, and
+ * a second close is nothing.
+ */
+static struct conn *
+conn_enter(void *arg)
+{
+	struct conn *c = arg;
+
+	c->depth++;
+	return c;
+}
+
+static void
+conn_leave(struct conn *c)
+{
+	if (--c->depth == 0 && c->closing)
+		pool_put(&c->w->conn_pool, c);
+}
+
+/* A bufferevent's event, given to the state's handler for its side. */
+static void
+conn_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = conn_enter(arg);
+	const struct conn_state_def *def = &conn_states[c->state];
+	conn_io_fn fn = bev == c->client ? def->client_read : def->up_read;
+
+	if (!c->closing && fn != NULL)
+		fn(c);
+	conn_leave(c);
+}
+
+static void
+conn_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = conn_enter(arg);
+	const struct conn_state_def *def = &conn_states[c->state];
+	conn_io_fn fn = bev == c->client ? def->client_write : def->up_write;
+
+	if (!c->closing && fn != NULL)
+		fn(c);
+	conn_leave(c);
+}
+
+static void
+conn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = conn_enter(arg);
+
+	if (!c->closing) {
+		if (bev == c->client)
+			conn_client_event(c, what);
+		else if (conn_states[c->state].up_event != NULL)
+			conn_states[c->state].up_event(c, what);
+		else
+			conn_close(c);
+	}
+	conn_leave(c);
+}
+
+/* Gives a new bufferevent of c the dispatching callbacks. */
+static void
+conn_bev_init(struct conn *c, struct bufferevent *bev)
+{
+	bufferevent_setcb(bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
+}
+
+/*
+ * The one teardown: DNS cancelled, records written, both sides and the
+ * tunnel freed, counters fixed, the rules reference dropped.  Entered from
+ * a callback of c, the memory itself goes when that returns (conn_leave).
+ */
 static void
 conn_close(struct conn *c)
 {
 	struct worker *w = c->w;
 
+	if (c->closing)
+		return;
+	c->closing = 1;
 	if (c->res != NULL) {
 		resolve_cancel(c->res);
 		c->res = NULL;
 	}
-	if (!c->decided && c->host.len > 0) {
+	if (!c->req.decided && c->req.host.len > 0) {
 		/* Decided by name, but the client left before the end. */
-		conn_decided(c, c->d.verdict == RULES_ALLOW && !c->report_only ?
-		    CONN_REASON_CLIENT_GONE : reason_from_rules(c->d.reason));
+		conn_decided(c, c->req.d.verdict, c->req.d.verdict ==
+		    RULES_ALLOW && !c->req.report_only ?
+		    CONN_REASON_CLIENT_GONE : reason_from_rules(c->req.d.reason));
 	}
 	if (c->tun != NULL) {
 		c->bytes_up += tunnel_moved(c->tun, TUNNEL_UP);
@@ -357,29 +611,35 @@ conn_close(struct conn *c)
 		tunnel_free(c->tun);
 		c->tun = NULL;
 	}
-	if (c->host.len > 0 || c->decided)
+	if (c->req.host.len > 0 || c->decisions > 0)
 		conn_audit(c, "close");
 	if (c->client != NULL)
 		bufferevent_free(c->client);
 	if (c->up != NULL)
 		bufferevent_free(c->up);
+	c->client = c->up = NULL;
 	if (c->timer != NULL)
 		event_del(c->timer);	/* in c's own memory: nothing to free */
 	if (c->fwd != NULL)
 		evbuffer_free(c->fwd);
 	if (c->back != NULL)
 		evbuffer_free(c->back);
-	http_framing_free(c->req_framing);
+	c->fwd = c->back = NULL;
+	http_framing_free(c->req.body);
+	c->req.body = NULL;
 	http_framing_free(c->resp_framing);
+	c->resp_framing = NULL;
 	METRIC_ADD(c->p, bytes_up, c->bytes_up);
 	METRIC_ADD(c->p, bytes_down, c->bytes_down);
 	if (c->tunnel_counted)
 		METRIC_SUB(c->p, tunnels_active, 1);
 	METRIC_SUB(c->p, conns_active, 1);
 	rules_free(c->rules);
+	c->rules = NULL;
 	TAILQ_REMOVE(&w->conns, c, entry);
 	w->nconns--;
-	pool_put(&w->conn_pool, c);
+	if (c->depth == 0)
+		pool_put(&w->conn_pool, c);
 	worker_conn_closed(w);
 }
 
@@ -416,12 +676,12 @@ conn_fail(struct conn *c, int status, enum conn_reason reason,
 {
 	char body[2048], where[RULES_WHERE_MAX], target[RULES_HOST_TEXT_MAX + 8];
 	char ruletext[RULES_WHERE_MAX + 16] = "";
-	const char *rule = c->d.entry != NULL ? rules_entry_where(c->d.entry,
+	const char *rule = c->req.d.entry != NULL ? rules_entry_where(c->req.d.entry,
 	    where, sizeof(where)) : NULL;
 
-	c->status = status;
-	if (c->host.len > 0)
-		snprintf(target, sizeof(target), "%s:%u", c->host.text, c->port);
+	c->req.status = status;
+	if (c->req.host.len > 0)
+		snprintf(target, sizeof(target), "%s:%u", c->req.host.text, c->req.port);
 	else
 		snprintf(target, sizeof(target), "the request");
 	if (rule != NULL)
@@ -436,11 +696,20 @@ conn_fail(struct conn *c, int status, enum conn_reason reason,
 	else
 		snprintf(body, sizeof(body), "intutic: %s: %s (%s).\n", target,
 		    detail, conn_reason_str(reason));
-	if (!c->decided)
-		conn_decided(c, reason);
+	conn_decided(c, c->req.d.verdict, reason);
 	http_answer(bufferevent_get_output(c->client), status,
 	    conn_reason_str(reason), body);
 	conn_finish(c);
+}
+
+/* A refusal: decided RULES_DENY, answered, closed. */
+static void
+conn_deny(struct conn *c, int status, enum conn_reason reason,
+    const char *detail)
+{
+	c->req.status = status;		/* the decision record says it */
+	conn_decided(c, RULES_DENY, reason);
+	conn_fail(c, status, reason, detail);
 }
 
 /*
@@ -451,10 +720,6 @@ static void
 conn_finish(struct conn *c)
 {
 	conn_up_drop(c);
-	bufferevent_disable(c->client, EV_READ);
-	bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
-	    conn_client_event_cb, c);
-	bufferevent_enable(c->client, EV_WRITE);
 	conn_set_state(c, CONN_FINISH);
 }
 
@@ -464,8 +729,7 @@ conn_tls_deny(struct conn *c, enum conn_reason reason)
 {
 	static const uint8_t alert[] = { 0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 49 };
 
-	c->d.verdict = RULES_DENY;
-	conn_decided(c, reason);
+	conn_decided(c, RULES_DENY, reason);
 	evbuffer_drain(bufferevent_get_input(c->client),
 	    evbuffer_get_length(bufferevent_get_input(c->client)));
 	bufferevent_write(c->client, alert, sizeof(alert));
@@ -473,44 +737,51 @@ conn_tls_deny(struct conn *c, enum conn_reason reason)
 }
 
 static void
-conn_finish_write_cb(struct bufferevent *bev, void *arg)
+conn_finish_write(struct conn *c)
 {
-	struct conn *c = arg;
-
-	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	if (evbuffer_get_length(bufferevent_get_output(c->client)) == 0)
 		conn_close(c);
 }
 
 static void
-conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+conn_timeout(struct conn *c)
 {
-	struct conn *c = arg;
+	char detail[128];
 	int64_t idle;
 	struct timeval tv;
 
-	(void)fd;
-	(void)what;
 	switch (c->state) {
 	case CONN_HEAD:
 		METRIC_ADD(c->p, timeouts, 1);
 		if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0) {
-			c->proto = "http";
+			conn_req_begin(c, "http");
 			conn_fail(c, 408, CONN_REASON_HEAD_TIMEOUT,
 			    "the request head did not arrive in time");
 		} else
 			conn_close(c);
 		return;
 	case CONN_RESOLVE:
+		/* No answer may come after this: the request has its fate. */
+		if (c->res != NULL) {
+			resolve_cancel(c->res);
+			c->res = NULL;
+		}
+		METRIC_ADD(c->p, timeouts, 1);
+		METRIC_ADD(c->p, dns_failures, 1);
+		snprintf(detail, sizeof(detail), "the name did not resolve "
+		    "within %d ms (--dns-timeout)", c->p->cfg.dns_ms);
+		conn_fail(c, 504, CONN_REASON_DNS_TIMEOUT, detail);
+		return;
 	case CONN_DIAL:
 		METRIC_ADD(c->p, timeouts, 1);
-		conn_fail(c, 504, CONN_REASON_CONNECT_TIMEOUT,
-		    c->state == CONN_RESOLVE ? "the name did not resolve in time" :
-		    "the origin did not answer in time");
+		snprintf(detail, sizeof(detail), "the origin did not accept "
+		    "the connection within %d ms (--connect-timeout)",
+		    c->p->cfg.connect_ms);
+		conn_fail(c, 504, CONN_REASON_CONNECT_TIMEOUT, detail);
 		return;
 	case CONN_PEEK:
 		METRIC_ADD(c->p, timeouts, 1);
-		c->d.verdict = RULES_DENY;
-		conn_decided(c, CONN_REASON_PEEK_TIMEOUT);
+		conn_decided(c, RULES_DENY, CONN_REASON_PEEK_TIMEOUT);
 		conn_close(c);
 		return;
 	case CONN_TUNNEL:
@@ -526,10 +797,8 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		METRIC_ADD(c->p, timeouts, 1);
 		/* Nothing of the answer has gone out: the client can be told. */
-		if (c->state == CONN_HTTP && c->status <= 0 &&
-		    c->bytes_down == 0) {
-			char detail[128];
-
+		if (c->state == CONN_HTTP && c->req.status <= 0 &&
+		    c->bytes_down == c->req.down_mark) {
 			snprintf(detail, sizeof(detail), "the origin did not "
 			    "answer within %d ms", c->p->cfg.idle_ms);
 			conn_fail(c, 504, CONN_REASON_UPSTREAM_TIMEOUT, detail);
@@ -541,6 +810,18 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		conn_close(c);
 		return;
 	}
+}
+
+static void
+conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = conn_enter(arg);
+
+	(void)fd;
+	(void)what;
+	if (!c->closing)
+		conn_timeout(c);
+	conn_leave(c);
 }
 
 /*
@@ -576,7 +857,7 @@ conn_read_now(struct conn *c)
 	r = n > 0 ? evbuffer_commit_space(in, &v, 1) : -1;
 	evbuffer_freeze(in, 0);
 	if (r == 0)
-		conn_client_read_cb(c->client, c);
+		conn_read_cb(c->client, c);
 }
 
 void
@@ -590,11 +871,11 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 		close(fd);
 		return;
 	}
+	(void)conn_enter(c);
 	c->id = __atomic_add_fetch(&p->next_id, 1, __ATOMIC_RELAXED);
 	c->w = w;
 	c->p = p;
-	c->proto = "http";
-	c->status = -1;
+	conn_req_begin(c, "http");
 	gettimeofday(&c->started, NULL);
 	c->last_io = c->started;
 	sockaddr_text(sa, c->client_text, sizeof(c->client_text), 1);
@@ -616,20 +897,19 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 		if (c->client == NULL)
 			close(fd);
 		conn_close(c);
-		return;
+		goto out;
 	}
-	bufferevent_setcb(c->client, conn_client_read_cb, NULL,
-	    conn_client_event_cb, c);
-	bufferevent_setwatermark(c->client, EV_READ, 0, p->cfg.head_max + 1);
-	bufferevent_enable(c->client, EV_READ);
+	conn_bev_init(c, c->client);
 	conn_set_state(c, CONN_HEAD);
 	if (__atomic_load_n(&p->metrics.conns_active, __ATOMIC_RELAXED) >
 	    p->cfg.conns_max) {
 		conn_fail(c, 503, CONN_REASON_OVERLOADED,
 		    "the proxy is at its connection limit; try again later");
-		return;
+		goto out;
 	}
 	conn_read_now(c);
+ out:
+	conn_leave(c);
 }
 
 /* ------------------------------------------------------- the request */
@@ -715,7 +995,7 @@ conn_register_run(struct conn *c, const struct http_head *h)
 		    (unsigned long long)c->id);
 	info("run %s registered: %s", reg.id, reg.command);
 	evbuffer_drain(in, total);
-	c->status = 201;
+	c->req.status = 201;
 	snprintf(body, sizeof(body), "{\"run\":\"%s\"}\n", reg.id);
 	evbuffer_add_printf(out, "HTTP/1.1 201 Created\r\nContent-Type: "
 	    "application/json\r\nContent-Length: %zu\r\nConnection: close"
@@ -754,7 +1034,7 @@ conn_serve_local(struct conn *c, const struct http_head *h)
 		    "origin-form; proxy requests use an absolute URI or CONNECT");
 		return;
 	}
-	c->status = 200;
+	c->req.status = 200;
 	evbuffer_add_printf(out, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n"
 	    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 	    h->target[1] == 'm' ? "text/plain; version=0.0.4" : "text/plain",
@@ -762,9 +1042,6 @@ conn_serve_local(struct conn *c, const struct http_head *h)
 	if (!h->is_head)
 		evbuffer_add_buffer(out, body);
 	evbuffer_free(body);
-	bufferevent_disable(c->client, EV_READ);
-	bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
-	    conn_client_event_cb, c);
 	conn_set_state(c, CONN_FINISH);
 }
 
@@ -772,18 +1049,18 @@ conn_serve_local(struct conn *c, const struct http_head *h)
 static int
 conn_decide(struct conn *c)
 {
-	rules_decide(c->rules, &c->host, c->port, &c->d);
-	if (c->d.verdict == RULES_ALLOW)
+	rules_decide(c->rules, &c->req.host, c->req.port, &c->req.d);
+	if (c->req.d.verdict == RULES_ALLOW)
 		return 0;
 	if (rules_mode(c->rules) == RULES_MODE_REPORT) {
 		/* Decide and log, let it through. */
-		c->report_only = 1;
+		c->req.report_only = 1;
 		return 0;
 	}
-	conn_fail(c, 403, reason_from_rules(c->d.reason),
-	    c->d.reason == RULES_REASON_PORT_NOT_ALLOWED ?
+	conn_fail(c, 403, reason_from_rules(c->req.d.reason),
+	    c->req.d.reason == RULES_REASON_PORT_NOT_ALLOWED ?
 	    "this port is not allowed for this host" :
-	    c->d.reason == RULES_REASON_DENIED ? "denied by a deny rule" :
+	    c->req.d.reason == RULES_REASON_DENIED ? "denied by a deny rule" :
 	    "this host is not on the allowlist");
 	return -1;
 }
@@ -791,78 +1068,101 @@ conn_decide(struct conn *c)
 static void
 conn_pin_addr(struct conn *c, const struct sockaddr *sa, socklen_t len)
 {
-	memcpy(&c->addr, sa, len);
-	c->addrlen = len;
-	sockaddr_text(sa, c->addr_text, sizeof(c->addr_text), 0);
+	memcpy(&c->req.addr, sa, len);
+	c->req.addrlen = len;
+	sockaddr_text(sa, c->req.addr_text, sizeof(c->req.addr_text), 0);
 }
 
 /*
- * Picks the first answer the rules allow; the others are never dialled.
- * In report mode, when none is allowed, the first one is dialled all the
- * same and the decision records the address's denial.
+ * The refused addresses of a name, for its audit records: as the
+ * addresses are text ("10.1.2.3,::ffff:127.0.0.1"), in the order they
+ * were considered, cut at an address that does not fit.
+ */
+static void
+conn_refused_addrs(struct conn *c, const struct rules_pick *pick,
+    const struct rules_addr *addrs)
+{
+	char text[RULES_ADDR_TEXT_MAX];
+	size_t i, used = 0, len;
+
+	c->req.addr_text[0] = '\0';
+	for (i = 0; i < pick->nrefused; i++) {
+		rules_addr_text(&addrs[pick->refused[i]], text, sizeof(text));
+		len = strlen(text);
+		if (used + (used > 0) + len + 1 > sizeof(c->req.addr_text))
+			break;
+		if (used > 0)
+			c->req.addr_text[used++] = ',';
+		memcpy(c->req.addr_text + used, text, len + 1);
+		used += len;
+	}
+}
+
+/*
+ * Picks the address to dial with rules_pick_addr(), as `intutic rules
+ * test` does: the first the rules allow, IPv4 answers before IPv6 ones;
+ * the proxy's own addresses are skipped (never a loop, not even in report
+ * mode); the others are never dialled.  In report mode, when none is
+ * allowed, the first refused one is dialled all the same and the decision
+ * records its denial.  A refusal names the refused addresses: in the
+ * records' addr, and with why each was refused in the answer's body.
  */
 static int
 conn_pin(struct conn *c, struct resolve_answers *ans)
 {
-	struct sockaddr *sa, *first_bad_sa = NULL;
-	socklen_t first_bad_len = 0;
-	struct rules_decision ad, first_bad;
-	struct rules_addr a;
-	size_t i;
+	struct rules_addr addrs[RULES_PICK_MAX];
+	unsigned char skip[RULES_PICK_MAX];
+	struct rules_pick pick;
+	struct sockaddr *sa;
+	char refused[512], detail[640];
+	size_t i, n = ans->n < RULES_PICK_MAX ? ans->n : RULES_PICK_MAX;
 	int own = 0;
 
-	memset(&first_bad, 0, sizeof(first_bad));
-	for (i = 0; i < ans->n; i++) {
+	memset(addrs, 0, sizeof(addrs));
+	memset(skip, 0, sizeof(skip));
+	for (i = 0; i < n; i++) {
 		sa = (struct sockaddr *)&ans->addrs[i];
-		memset(&a, 0, sizeof(a));
 		if (sa->sa_family == AF_INET) {
-			a.family = AF_INET;
-			a.v4 = ((struct sockaddr_in *)sa)->sin_addr;
-			((struct sockaddr_in *)sa)->sin_port = htons(c->port);
+			addrs[i].family = AF_INET;
+			addrs[i].v4 = ((struct sockaddr_in *)sa)->sin_addr;
+			((struct sockaddr_in *)sa)->sin_port = htons(c->req.port);
 		} else if (sa->sa_family == AF_INET6) {
-			a.family = AF_INET6;
-			a.v6 = ((struct sockaddr_in6 *)sa)->sin6_addr;
-			((struct sockaddr_in6 *)sa)->sin6_port = htons(c->port);
+			addrs[i].family = AF_INET6;
+			addrs[i].v6 = ((struct sockaddr_in6 *)sa)->sin6_addr;
+			((struct sockaddr_in6 *)sa)->sin6_port = htons(c->req.port);
 		} else
-			continue;
-		/* Never a loop, not even in report mode. */
-		if (proxy_is_own_addr(c->p, sa)) {
-			own = 1;
-			continue;
-		}
-		rules_check_addr(c->rules, &a, c->port, &ad);
-		if (ad.verdict == RULES_ALLOW) {
-			conn_pin_addr(c, sa, ans->lens[i]);
-			return 0;
-		}
-		if (first_bad_sa == NULL) {
-			first_bad = ad;
-			first_bad_sa = sa;
-			first_bad_len = ans->lens[i];
-		}
+			continue;	/* another family: skipped */
+		if (proxy_is_own_addr(c->p, sa))
+			own = skip[i] = 1;
 	}
-	if (first_bad_sa != NULL) {
-		const struct rules_entry *name_entry = c->d.entry;
-
-		/* A name denied already (report mode) keeps that reason. */
-		if (!c->report_only) {
-			c->d = first_bad;
-			if (c->d.entry == NULL)
-				c->d.entry = name_entry;
-			c->d.verdict = RULES_DENY;
-		}
-		if (rules_mode(c->rules) == RULES_MODE_REPORT) {
-			c->report_only = 1;
-			conn_pin_addr(c, first_bad_sa, first_bad_len);
+	rules_pick_addr(c->rules, addrs, skip, n, c->req.port, &pick);
+	if (pick.picked != pick.n) {
+		conn_pin_addr(c, (struct sockaddr *)&ans->addrs[pick.picked],
+		    ans->lens[pick.picked]);
+		return 0;
+	}
+	if (pick.nrefused > 0) {
+		/*
+		 * A name denied already (report mode) keeps that reason;
+		 * else the first refused address decides, with its deny
+		 * entry, or none for an internal one (not the entry that
+		 * allowed the name).
+		 */
+		if (!c->req.report_only)
+			c->req.d = pick.d;
+		if (pick.dial != pick.n) {
+			c->req.report_only = 1;
+			conn_pin_addr(c, (struct sockaddr *)&ans->addrs[pick.dial],
+			    ans->lens[pick.dial]);
 			return 0;
 		}
-		conn_fail(c, 403, reason_from_rules(first_bad.reason),
-		    first_bad.reason == RULES_REASON_DENIED ?
-		    "the name resolves to a denied address" :
-		    "the name resolves to an internal address");
+		conn_refused_addrs(c, &pick, addrs);
+		rules_pick_refused_text(&pick, addrs, refused, sizeof(refused));
+		snprintf(detail, sizeof(detail), "the name resolves only to "
+		    "refused addresses: %s", refused);
+		conn_fail(c, 403, reason_from_rules(pick.d.reason), detail);
 	} else if (own) {
-		c->d.verdict = RULES_DENY;
-		conn_fail(c, 403, CONN_REASON_OWN_ADDRESS,
+		conn_deny(c, 403, CONN_REASON_OWN_ADDRESS,
 		    "the destination is the proxy itself");
 	} else
 		conn_fail(c, 502, CONN_REASON_DNS_FAILED,
@@ -887,7 +1187,7 @@ static void
 conn_resolved_cb(enum resolve_status status,
     const struct resolve_answers *answers, void *arg)
 {
-	struct conn *c = arg;
+	struct conn *c = conn_enter(arg);
 	struct resolve_answers ans;
 	char detail[512];
 
@@ -895,16 +1195,17 @@ conn_resolved_cb(enum resolve_status status,
 	if (status != RESOLVE_OK) {
 		METRIC_ADD(c->p, dns_failures, 1);
 		snprintf(detail, sizeof(detail), "cannot resolve '%s': %s",
-		    c->host.text, resolve_strerror(status));
+		    c->req.host.text, resolve_strerror(status));
 		if (status == RESOLVE_TIMEOUT)
 			conn_fail(c, 504, CONN_REASON_DNS_TIMEOUT, detail);
 		else
 			conn_fail(c, 502, CONN_REASON_DNS_FAILED, detail);
-		return;
+	} else {
+		ans = *answers;
+		if (conn_pin(c, &ans) == 0)
+			conn_dial(c);
 	}
-	ans = *answers;
-	if (conn_pin(c, &ans) == 0)
-		conn_dial(c);
+	conn_leave(c);
 }
 
 static void
@@ -915,7 +1216,7 @@ conn_resolve(struct conn *c)
 	conn_set_state(c, CONN_RESOLVE);
 	METRIC_ADD(c->p, dns_lookups, 1);
 	/* A name in the hosts file is answered before this returns. */
-	r = resolve_start(c->w->dns, c->p->hosts, c->host.text,
+	r = resolve_start(c->w->dns, c->p->hosts, c->req.host.text,
 	    conn_resolved_cb, c);
 	if (r == NULL)
 		return;		/* answered: c may be gone already */
@@ -940,17 +1241,17 @@ conn_use_literal(struct conn *c)
 
 	memset(&ans, 0, sizeof(ans));
 	ans.n = 1;
-	if (c->host.kind == RULES_HOST_IPV4) {
+	if (c->req.host.kind == RULES_HOST_IPV4) {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ans.addrs[0];
 
 		s4->sin_family = AF_INET;
-		s4->sin_addr = c->host.v4;
+		s4->sin_addr = c->req.host.v4;
 		ans.lens[0] = sizeof(*s4);
 	} else {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ans.addrs[0];
 
 		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = c->host.v6;
+		s6->sin6_addr = c->req.host.v6;
 		ans.lens[0] = sizeof(*s6);
 	}
 	if (conn_pin(c, &ans) == 0)
@@ -982,16 +1283,16 @@ connected_now(int fd)
 static void
 conn_dial(struct conn *c)
 {
-	char detail[256];
+	char detail[CONN_ADDR_TEXT_MAX + 128];
 	int fd, one = 1, now = 0;
 
 	conn_up_drop(c);
-	fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	fd = socket(c->req.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, 0);
 	if (fd == -1)
 		goto fail;
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) == 0)
+	if (connect(fd, (struct sockaddr *)&c->req.addr, c->req.addrlen) == 0)
 		now = 1;
 	else if (errno == EINPROGRESS)
 		now = connected_now(fd);
@@ -1009,10 +1310,10 @@ conn_dial(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	bufferevent_setcb(c->up, NULL, NULL, conn_up_event_cb, c);
+	conn_bev_init(c, c->up);
 	conn_set_state(c, CONN_DIAL);
 	if (now) {
-		conn_up_event_cb(c->up, BEV_EVENT_CONNECTED, c);
+		conn_dial_event(c, BEV_EVENT_CONNECTED);
 		return;
 	}
 	/* No address: the connect is under way already. */
@@ -1024,7 +1325,7 @@ conn_dial(struct conn *c)
 	return;
 fail:
 	snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
-	    c->addr_text, strerror(errno));
+	    c->req.addr_text, strerror(errno));
 	conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
 }
 
@@ -1075,7 +1376,7 @@ conn_identify(struct conn *c, const struct http_head *h)
 	ssize_t n = -1;
 	size_t len;
 
-	c->run[0] = '\0';
+	c->req.run[0] = '\0';
 	if (a == NULL)
 		return 0;
 	v = a->value;
@@ -1092,14 +1393,13 @@ conn_identify(struct conn *c, const struct http_head *h)
 	if (n > 0 && (colon = memchr(cred, ':', (size_t)n)) != NULL &&
 	    runs_check(c->p->runs, cred, (size_t)(colon - cred), colon + 1,
 	    (size_t)n - (size_t)(colon - cred) - 1)) {
-		memcpy(c->run, cred, (size_t)(colon - cred));
-		c->run[colon - cred] = '\0';
+		memcpy(c->req.run, cred, (size_t)(colon - cred));
+		c->req.run[colon - cred] = '\0';
 		explicit_bzero(cred, sizeof(cred));
 		return 0;
 	}
 	explicit_bzero(cred, sizeof(cred));
-	c->d.verdict = RULES_DENY;
-	conn_fail(c, 407, CONN_REASON_PROXY_AUTH,
+	conn_deny(c, 407, CONN_REASON_PROXY_AUTH,
 	    "the proxy credentials name no run this proxy knows: start the "
 	    "command with `intutic exec`, which registers its run");
 	return -1;
@@ -1113,7 +1413,7 @@ conn_connect_request(struct conn *c, const struct http_head *h)
 	const char *colon;
 	int err;
 
-	c->proto = "connect";
+	conn_req_begin(c, "connect");
 	if (h->target_len >= sizeof(target)) {
 		conn_fail(c, 400, CONN_REASON_INVALID_HOST,
 		    "the CONNECT target is too long");
@@ -1127,19 +1427,18 @@ conn_connect_request(struct conn *c, const struct http_head *h)
 		    "a CONNECT target is host:port");
 		return;
 	}
-	if ((err = rules_hostport_parse(target, &c->host, &c->port, 0)) != 0) {
+	if ((err = rules_hostport_parse(target, &c->req.host, &c->req.port, 0)) != 0) {
 		char detail[512];
 
 		snprintf(detail, sizeof(detail), "invalid host in '%s': %s",
 		    target, rules_strerror(err));
-		c->d.verdict = RULES_DENY;
-		conn_fail(c, 403, CONN_REASON_INVALID_HOST, detail);
+		conn_deny(c, 403, CONN_REASON_INVALID_HOST, detail);
 		return;
 	}
 	if (conn_identify(c, h) != 0 || conn_decide(c) != 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
-	if (c->host.kind == RULES_HOST_NAME)
+	if (c->req.host.kind == RULES_HOST_NAME)
 		conn_resolve(c);
 	else
 		conn_use_literal(c);
@@ -1171,15 +1470,8 @@ conn_http_request(struct conn *c, const struct http_head *h)
 	char target[RULES_HOST_TEXT_MAX + 16], detail[512];
 	int err;
 
-	c->proto = "http";
+	conn_req_begin(c, "http");
 	METRIC_ADD(c->p, requests_http, 1);
-	/* A new exchange: a new decision, a new status. */
-	c->decided = 0;
-	c->report_only = 0;
-	c->status = -1;
-	memset(&c->d, 0, sizeof(c->d));
-	memset(&c->host, 0, sizeof(c->host));
-	c->addr_text[0] = '\0';
 
 	if (http_target_split(h->target, h->target_len, &auth, &authlen, &path,
 	    &pathlen, &why) != 0) {
@@ -1194,15 +1486,14 @@ conn_http_request(struct conn *c, const struct http_head *h)
 	}
 	memcpy(target, auth, authlen);
 	target[authlen] = '\0';
-	if ((err = rules_hostport_parse(target, &c->host, &c->port, 80)) != 0) {
+	if ((err = rules_hostport_parse(target, &c->req.host, &c->req.port, 80)) != 0) {
 		snprintf(detail, sizeof(detail), "invalid host in the URI: %s",
 		    rules_strerror(err));
-		c->d.verdict = RULES_DENY;
-		conn_fail(c, 403, CONN_REASON_INVALID_HOST, detail);
+		conn_deny(c, 403, CONN_REASON_INVALID_HOST, detail);
 		return;
 	}
 	if (http_header_find(h, "host") != NULL ?
-	    !http_host_matches(h, &c->host, c->port) : h->http_minor >= 1) {
+	    !http_host_matches(h, &c->req.host, c->req.port) : h->http_minor >= 1) {
 		METRIC_ADD(c->p, bad_requests, 1);
 		conn_fail(c, 400, CONN_REASON_HOST_MISMATCH,
 		    "the Host header must name the URI's host");
@@ -1211,49 +1502,44 @@ conn_http_request(struct conn *c, const struct http_head *h)
 	if (conn_identify(c, h) != 0 || conn_decide(c) != 0)
 		return;
 
-	http_framing_free(c->req_framing);
-	c->req_framing = http_framing_new(0,
+	c->req.body = http_framing_new(0,
 	    (const char *)evbuffer_pullup(bufferevent_get_input(c->client),
 	    (ssize_t)h->len), h->len, 0, &why);
-	if (c->req_framing == NULL) {
+	if (c->req.body == NULL) {
 		conn_fail(c, 400, CONN_REASON_BAD_REQUEST, why);
 		return;
 	}
-	c->req_done = http_framing_done(c->req_framing);
-	c->req_is_head = h->is_head;
-	c->req_upgrade = h->upgrade;
-	c->client_keep_alive = h->keep_alive;
+	c->req.body_done = http_framing_done(c->req.body);
+	c->req.is_head = h->is_head;
+	c->req.upgrade = h->upgrade;
+	c->req.keep_alive = h->keep_alive;
 	if ((c->fwd == NULL && (c->fwd = evbuffer_new()) == NULL) ||
 	    (c->back == NULL && (c->back = evbuffer_new()) == NULL)) {
 		conn_close(c);
 		return;
 	}
 	if (http_header_find(h, "host") == NULL)
-		snprintf(target, sizeof(target), "%s:%u", c->host.text, c->port);
+		snprintf(target, sizeof(target), "%s:%u", c->req.host.text, c->req.port);
 	http_forward_head(h, path, pathlen, h->upgrade, !h->keep_alive,
 	    http_header_find(h, "host") == NULL ? target : NULL, c->fwd);
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
 
-	if (c->up != NULL && c->up_ready && c->up_port == c->port &&
-	    strcmp(c->up_host, c->host.text) == 0) {
+	if (c->up != NULL && c->up_ready && c->up_port == c->req.port &&
+	    strcmp(c->up_host, c->req.host.text) == 0) {
 		/* The same origin: reuse the connection, as decided above. */
-		snprintf(c->addr_text, sizeof(c->addr_text), "%s", c->up_addr);
-		conn_decided(c, c->report_only ?
-		    reason_from_rules(c->d.reason) : CONN_REASON_ALLOWED);
+		snprintf(c->req.addr_text, sizeof(c->req.addr_text), "%s", c->up_addr);
+		conn_decided(c, c->req.d.verdict, c->req.report_only ?
+		    reason_from_rules(c->req.d.reason) : CONN_REASON_ALLOWED);
 		conn_http_send(c);
 		return;
 	}
 	conn_up_drop(c);
-	if (c->host.kind == RULES_HOST_NAME)
+	if (c->req.host.kind == RULES_HOST_NAME)
 		conn_resolve(c);
 	else
 		conn_use_literal(c);
 }
 
-static void	conn_http_client_read_cb(struct bufferevent *, void *);
-static void	conn_http_up_read_cb(struct bufferevent *, void *);
-static void	conn_http_write_cb(struct bufferevent *, void *);
-static void	conn_http_up_event_cb(struct bufferevent *, short, void *);
 static int	conn_http_push(struct conn *, struct bufferevent *,
 		    struct evbuffer *, struct bufferevent *);
 
@@ -1261,21 +1547,21 @@ static int	conn_http_push(struct conn *, struct bufferevent *,
 static void
 conn_http_send(struct conn *c)
 {
-	conn_decided(c, c->report_only ? reason_from_rules(c->d.reason) :
-	    CONN_REASON_ALLOWED);
+	conn_decided(c, c->req.d.verdict, c->req.report_only ?
+	    reason_from_rules(c->req.d.reason) : CONN_REASON_ALLOWED);
 	c->up_ready = 1;
-	c->up_port = c->port;
-	snprintf(c->up_host, sizeof(c->up_host), "%s", c->host.text);
-	snprintf(c->up_addr, sizeof(c->up_addr), "%s", c->addr_text);
+	c->up_port = c->req.port;
+	snprintf(c->up_host, sizeof(c->up_host), "%s", c->req.host.text);
+	snprintf(c->up_addr, sizeof(c->up_addr), "%s", c->req.addr_text);
 	c->bytes_up += evbuffer_get_length(c->fwd);
 	http_framing_free(c->resp_framing);
 	c->resp_framing = NULL;
 	c->resp_until_eof = 0;
-	conn_flow(c, CONN_HTTP, conn_http_client_read_cb, conn_http_up_read_cb,
-	    conn_http_write_cb, conn_http_up_event_cb);
+	gettimeofday(&c->last_io, NULL);
+	conn_set_state(c, CONN_HTTP);
 	/* The head goes with whatever of the body came with it. */
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
-		conn_http_client_read_cb(c->client, c);
+		conn_http_client_read(c);
 	else
 		(void)conn_http_push(c, c->up, c->fwd, c->client);
 }
@@ -1311,23 +1597,16 @@ conn_http_move(struct conn *c, struct http_framing *f, struct bufferevent *from,
     struct evbuffer *out, uint64_t *count)
 {
 	struct evbuffer *in = bufferevent_get_input(from);
-	struct evbuffer_iovec v;
 	const char *why;
-	size_t used;
-	int done = 0;
+	uint64_t used = 0;
+	int done = 0, r;
 
-	/* One contiguous piece at a time, so nothing is copied to parse it. */
-	while (!done && evbuffer_peek(in, -1, NULL, &v, 1) > 0) {
-		if (http_framing_feed(f, v.iov_base, v.iov_len, &used, &done,
-		    &why) != 0) {
-			debug_f("%llu: bad body: %s", (unsigned long long)c->id,
-			    why);
-			return -1;
-		}
-		if (used == 0)
-			break;
-		evbuffer_remove_buffer(in, out, used);
-		*count += used;
+	/* A chunked body is re-framed: what goes on is what was parsed. */
+	r = http_framing_move(f, in, out, &used, &done, &why);
+	*count += used;
+	if (r != 0) {
+		debug_f("%llu: bad body: %s", (unsigned long long)c->id, why);
+		return -1;
 	}
 	gettimeofday(&c->last_io, NULL);
 	return done;
@@ -1352,23 +1631,21 @@ conn_http_push(struct conn *c, struct bufferevent *to, struct evbuffer *stage,
 }
 
 static void
-conn_http_client_read_cb(struct bufferevent *bev, void *arg)
+conn_http_client_read(struct conn *c)
 {
-	struct conn *c = arg;
 	int r;
 
-	(void)bev;
-	if (c->req_done) {
+	if (c->req.body_done) {
 		/* A pipelined next request waits for this response. */
 		bufferevent_disable(c->client, EV_READ);
 		(void)conn_http_push(c, c->up, c->fwd, c->client);
 		return;
 	}
-	r = conn_http_move(c, c->req_framing, c->client, c->fwd, &c->bytes_up);
+	r = conn_http_move(c, c->req.body, c->client, c->fwd, &c->bytes_up);
 	if (r < 0) {
 		METRIC_ADD(c->p, bad_requests, 1);
 		/* Nothing answered yet: the client can still be told. */
-		if (c->status <= 0)
+		if (c->req.status <= 0)
 			conn_fail(c, 400, CONN_REASON_BAD_REQUEST,
 			    "the request body is malformed (chunk framing)");
 		else
@@ -1376,7 +1653,7 @@ conn_http_client_read_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	if (r == 1) {
-		c->req_done = 1;
+		c->req.body_done = 1;
 		bufferevent_disable(c->client, EV_READ);
 	}
 	(void)conn_http_push(c, c->up, c->fwd, c->client);
@@ -1390,25 +1667,23 @@ conn_http_done(struct conn *c)
 	c->resp_framing = NULL;
 	/* Stopping: the answer was the last one. */
 	if (__atomic_load_n(&c->p->stopping, __ATOMIC_RELAXED) != 0)
-		c->client_keep_alive = 0;
-	if (!c->client_keep_alive || !c->req_done) {
-		bufferevent_disable(c->client, EV_READ);
-		bufferevent_setcb(c->client, NULL, conn_finish_write_cb,
-		    conn_client_event_cb, c);
+		c->req.keep_alive = 0;
+	if (!c->req.keep_alive || !c->req.body_done) {
 		conn_up_drop(c);
 		conn_set_state(c, CONN_FINISH);
 		if (evbuffer_get_length(bufferevent_get_output(c->client)) == 0)
 			conn_close(c);
 		return;
 	}
-	if (!c->up_keep_alive)
+	/*
+	 * An origin is kept only when it said keep-alive and sent nothing
+	 * past its answer: a byte no request asked for would be taken for the
+	 * next answer, so such an origin is dropped (and one that sends while
+	 * idle is dropped too: conn_idle_up_read).
+	 */
+	if (!c->up_keep_alive ||
+	    evbuffer_get_length(bufferevent_get_input(c->up)) > 0)
 		conn_up_drop(c);
-	else
-		bufferevent_setcb(c->up, NULL, NULL, conn_http_up_event_cb, c);
-	bufferevent_setcb(c->client, conn_client_read_cb, NULL,
-	    conn_client_event_cb, c);
-	bufferevent_setwatermark(c->client, EV_READ, 0, c->p->cfg.head_max + 1);
-	bufferevent_enable(c->client, EV_READ);
 	conn_set_state(c, CONN_HEAD);
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
 		conn_read_head(c);
@@ -1418,8 +1693,8 @@ conn_http_done(struct conn *c)
 static void
 conn_http_upgraded(struct conn *c)
 {
-	http_framing_free(c->req_framing);
-	c->req_framing = NULL;
+	http_framing_free(c->req.body);
+	c->req.body = NULL;
 	conn_tunnel_enter(c);
 }
 
@@ -1475,8 +1750,8 @@ conn_http_down(struct conn *c)
 			free(h);
 			goto bad;
 		}
-		c->status = h->status;
-		if (h->status == 101 && c->req_upgrade) {
+		c->req.status = h->status;
+		if (h->status == 101 && c->req.upgrade) {
 			http_forward_head(h, NULL, 0, 1, 0, NULL, c->back);
 			c->bytes_down += end;
 			evbuffer_drain(in, end);
@@ -1498,7 +1773,7 @@ conn_http_down(struct conn *c)
 			continue;
 		}
 		c->up_keep_alive = h->keep_alive;
-		c->resp_framing = http_framing_new(1, buf, end, c->req_is_head,
+		c->resp_framing = http_framing_new(1, buf, end, c->req.is_head,
 		    &why);
 		if (c->resp_framing == NULL) {
 			free(h);
@@ -1507,8 +1782,8 @@ conn_http_down(struct conn *c)
 		c->resp_until_eof = http_framing_until_eof(c->resp_framing);
 		/* A body that runs to the origin's close ends the client's too. */
 		if (c->resp_until_eof)
-			c->client_keep_alive = 0;
-		http_forward_head(h, NULL, 0, 0, !c->client_keep_alive, NULL,
+			c->req.keep_alive = 0;
+		http_forward_head(h, NULL, 0, 0, !c->req.keep_alive, NULL,
 		    c->back);
 		free(h);
 		c->bytes_down += end;
@@ -1531,49 +1806,64 @@ conn_http_down(struct conn *c)
 }
 
 static void
-conn_http_up_read_cb(struct bufferevent *bev, void *arg)
+conn_http_up_read(struct conn *c)
 {
-	(void)bev;
-	(void)conn_http_down(arg);
+	(void)conn_http_down(c);
+}
+
+/* Drained below the low-water mark: the other side may read again. */
+static void
+conn_http_up_drained(struct conn *c)
+{
+	if (!c->req.body_done)
+		bufferevent_enable(c->client, EV_READ);
 }
 
 static void
-conn_http_write_cb(struct bufferevent *bev, void *arg)
+conn_http_client_drained(struct conn *c)
 {
-	struct conn *c = arg;
-
-	/* Drained below the low-water mark: the other side may read again. */
-	if (bev == c->up && !c->req_done)
-		bufferevent_enable(c->client, EV_READ);
-	else if (bev == c->client && c->up != NULL)
+	if (c->up != NULL)
 		bufferevent_enable(c->up, EV_READ);
 }
 
 static void
-conn_http_up_event_cb(struct bufferevent *bev, short what, void *arg)
+conn_http_up_event(struct conn *c, short what)
 {
-	struct conn *c = arg;
-
-	(void)bev;
-	if (c->state == CONN_HEAD) {
-		/* The idle origin of a keep-alive pair went away. */
-		conn_up_drop(c);
-		return;
-	}
 	if ((what & BEV_EVENT_EOF) && c->resp_framing != NULL &&
 	    c->resp_until_eof) {
 		/* A close-delimited body ends here. */
 		if (conn_http_down(c)) {
-			c->client_keep_alive = 0;
+			c->req.keep_alive = 0;
 			conn_http_done(c);
 		}
 		return;
 	}
-	if (c->status <= 0 && c->bytes_down == 0)
+	if (c->req.status <= 0 && c->bytes_down == c->req.down_mark)
 		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED,
 		    "the origin closed the connection without an answer");
 	else
 		conn_close(c);
+}
+
+/*
+ * The kept origin of a keep-alive pair, while the client is between
+ * requests: it went away, or it sent bytes no request asked for (which
+ * would be taken for the next answer, and which nothing would drain).
+ * Either way it is dropped; the next request dials again.
+ */
+static void
+conn_idle_up_read(struct conn *c)
+{
+	debug_f("%llu: the idle origin sent unasked-for bytes: dropped",
+	    (unsigned long long)c->id);
+	conn_up_drop(c);
+}
+
+static void
+conn_idle_up_event(struct conn *c, short what)
+{
+	(void)what;
+	conn_up_drop(c);
 }
 
 static void
@@ -1597,6 +1887,7 @@ conn_read_head(struct conn *c)
 	if ((end = http_head_end(buf, avail)) == 0) {
 		if (avail >= c->p->cfg.head_max) {
 			METRIC_ADD(c->p, bad_requests, 1);
+			conn_req_begin(c, "http");
 			conn_fail(c, 431, CONN_REASON_BAD_REQUEST,
 			    "the request head is too large");
 		}
@@ -1610,6 +1901,7 @@ conn_read_head(struct conn *c)
 	    h, &status, &why) != HTTP_OK) {
 		METRIC_ADD(c->p, bad_requests, 1);
 		free(h);
+		conn_req_begin(c, "http");
 		conn_fail(c, status, CONN_REASON_BAD_REQUEST, why);
 		return;
 	}
@@ -1634,12 +1926,11 @@ enum peek_refusal { PEEK_TLS_ALERT, PEEK_HTTP_403, PEEK_CLOSE };
  */
 static void
 conn_peek_refuse(struct conn *c, enum conn_reason reason,
-    enum peek_refusal how)
+    enum peek_refusal how, const char *detail)
 {
-	c->d.verdict = RULES_DENY;
 	if (rules_mode(c->rules) == RULES_MODE_REPORT) {
-		c->report_only = 1;
-		conn_decided(c, reason);
+		c->req.report_only = 1;
+		conn_decided(c, RULES_DENY, reason);
 		conn_tunnel_start(c);
 		return;
 	}
@@ -1648,14 +1939,47 @@ conn_peek_refuse(struct conn *c, enum conn_reason reason,
 		conn_tls_deny(c, reason);
 		return;
 	case PEEK_HTTP_403:
-		conn_fail(c, 403, reason,
-		    "the Host header does not name the CONNECT host");
+		conn_deny(c, 403, reason, detail);
 		return;
 	case PEEK_CLOSE:
-		conn_decided(c, reason);
+		conn_decided(c, RULES_DENY, reason);
 		conn_close(c);
 		return;
 	}
+}
+
+/*
+ * Whether the target of a request inside a tunnel names nothing but the
+ * CONNECT host: origin-form ("/..."), "*" (OPTIONS), or an absolute-form
+ * http:// URI whose authority is the CONNECT host and port (the tunnel's
+ * port when it names none).  An origin follows an absolute-form target
+ * rather than the Host header (RFC 9112, 3.2.2), so both are checked.
+ * A CONNECT inside the tunnel (authority-form) is never for it.
+ */
+static int
+conn_peek_target_ok(const struct conn *c, const struct http_head *h)
+{
+	char target[RULES_HOST_TEXT_MAX + 16];
+	const char *auth, *path, *why;
+	size_t authlen, pathlen;
+	struct rules_host host;
+	uint16_t port;
+
+	if (h->is_connect)
+		return 0;
+	if (h->target_len > 0 && h->target[0] == '/')
+		return 1;
+	if (h->target_len == 1 && h->target[0] == '*')
+		return strcmp(h->method, "OPTIONS") == 0;
+	if (http_target_split(h->target, h->target_len, &auth, &authlen,
+	    &path, &pathlen, &why) != 0 || authlen >= sizeof(target))
+		return 0;
+	memcpy(target, auth, authlen);
+	target[authlen] = '\0';
+	if (rules_hostport_parse(target, &host, &port, c->req.port) != RULES_OK)
+		return 0;
+	return port == c->req.port && host.kind == c->req.host.kind &&
+	    strcmp(host.text, c->req.host.text) == 0;
 }
 
 /*
@@ -1673,8 +1997,8 @@ conn_peek(struct conn *c)
 	const char *why;
 	size_t avail = evbuffer_get_length(in), want, end;
 	uint8_t *buf;
-	int status, explicit_port = c->d.entry != NULL &&
-	    rules_entry_names_port(c->d.entry, c->port);
+	int status, explicit_port = c->req.d.entry != NULL &&
+	    rules_entry_names_port(c->req.d.entry, c->req.port);
 
 	if (avail == 0)
 		return;
@@ -1686,30 +2010,30 @@ conn_peek(struct conn *c)
 	switch (tls_hello_parse(buf, want, &hello, &why)) {
 	case TLS_HELLO_MORE:
 		if (want >= TLS_HELLO_MAX)
-			conn_peek_refuse(c, CONN_REASON_BAD_TLS, PEEK_TLS_ALERT);
+			conn_peek_refuse(c, CONN_REASON_BAD_TLS, PEEK_TLS_ALERT, NULL);
 		return;
 	case TLS_HELLO_MALFORMED:
 		debug_f("%llu: bad ClientHello: %s", (unsigned long long)c->id,
 		    why);
-		conn_peek_refuse(c, CONN_REASON_BAD_TLS, PEEK_TLS_ALERT);
+		conn_peek_refuse(c, CONN_REASON_BAD_TLS, PEEK_TLS_ALERT, NULL);
 		return;
 	case TLS_HELLO_OK:
 		if (hello.has_sni) {
-			c->has_sni = 1;
-			snprintf(c->sni, sizeof(c->sni), "%s", hello.sni);
+			c->req.has_sni = 1;
+			snprintf(c->req.sni, sizeof(c->req.sni), "%s", hello.sni);
 		}
 		if (!hello.has_sni) {
 			/* No SNI is normal only towards an IP literal. */
-			if (c->host.kind == RULES_HOST_NAME) {
+			if (c->req.host.kind == RULES_HOST_NAME) {
 				conn_peek_refuse(c, CONN_REASON_SNI_MISSING,
-				    PEEK_TLS_ALERT);
+				    PEEK_TLS_ALERT, NULL);
 				return;
 			}
 		} else if (rules_host_parse(hello.sni, hello.sni_len,
 		    &sni) != RULES_OK || sni.kind != RULES_HOST_NAME ||
-		    strcmp(sni.text, c->host.text) != 0) {
+		    strcmp(sni.text, c->req.host.text) != 0) {
 			conn_peek_refuse(c, CONN_REASON_SNI_MISMATCH,
-			    PEEK_TLS_ALERT);
+			    PEEK_TLS_ALERT, NULL);
 			return;
 		}
 		conn_tunnel_start(c);
@@ -1732,14 +2056,22 @@ conn_peek(struct conn *c)
 		if (http_head_parse((const char *)buf, end, c->p->cfg.headers_max,
 		    c->p->cfg.uri_max, h, &status, &why) != HTTP_OK) {
 			free(h);
-			c->d.verdict = RULES_DENY;
-			conn_fail(c, status, CONN_REASON_BAD_REQUEST, why);
+			conn_deny(c, status, CONN_REASON_BAD_REQUEST, why);
 			return;
 		}
-		if (!http_host_matches(h, &c->host, c->port)) {
+		if (!conn_peek_target_ok(c, h)) {
 			free(h);
 			conn_peek_refuse(c, CONN_REASON_HOST_MISMATCH,
-			    PEEK_HTTP_403);
+			    PEEK_HTTP_403, "the request-target does not name "
+			    "the CONNECT host (inside a tunnel, a request is in "
+			    "origin-form or names the CONNECT host)");
+			return;
+		}
+		if (!http_host_matches(h, &c->req.host, c->req.port)) {
+			free(h);
+			conn_peek_refuse(c, CONN_REASON_HOST_MISMATCH,
+			    PEEK_HTTP_403,
+			    "the Host header does not name the CONNECT host");
 			return;
 		}
 		free(h);
@@ -1750,52 +2082,15 @@ conn_peek(struct conn *c)
 		conn_tunnel_start(c);
 		return;
 	}
-	conn_peek_refuse(c, CONN_REASON_PROTOCOL_NOT_ALLOWED, PEEK_CLOSE);
+	conn_peek_refuse(c, CONN_REASON_PROTOCOL_NOT_ALLOWED, PEEK_CLOSE, NULL);
 }
 
 /* ----------------------------------------------------------- the tunnel */
 
-/* Larger single reads and writes once bytes flow: fewer system calls. */
-static void
-conn_bulk_io(struct conn *c)
-{
-	bufferevent_set_max_single_read(c->client, PROXY_IO_CHUNK);
-	bufferevent_set_max_single_write(c->client, PROXY_IO_CHUNK);
-	bufferevent_set_max_single_read(c->up, PROXY_IO_CHUNK);
-	bufferevent_set_max_single_write(c->up, PROXY_IO_CHUNK);
-}
-
-/*
- * Both sides move bytes from now on (an HTTP exchange or a tunnel): the
- * callbacks of the state, the client's head limit lifted, write watermarks
- * for backpressure, large reads and writes, both sides enabled.
- */
-static void
-conn_flow(struct conn *c, enum conn_state state, bufferevent_data_cb client_rd,
-    bufferevent_data_cb up_rd, bufferevent_data_cb wr, bufferevent_event_cb up_ev)
-{
-	bufferevent_setcb(c->client, client_rd, wr, conn_client_event_cb, c);
-	bufferevent_setcb(c->up, up_rd, wr, up_ev, c);
-	bufferevent_setwatermark(c->client, EV_READ, 0, 0);
-	bufferevent_setwatermark(c->client, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
-	bufferevent_setwatermark(c->up, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
-	conn_bulk_io(c);
-	/*
-	 * Reading only: a bufferevent writes whenever its output has bytes
-	 * (EV_WRITE is on from its making), and enabling EV_WRITE on an
-	 * empty output would only ask epoll for a writable socket, to be told
-	 * so once and stop asking.
-	 */
-	bufferevent_enable(c->client, EV_READ);
-	bufferevent_enable(c->up, EV_READ);
-	gettimeofday(&c->last_io, NULL);
-	conn_set_state(c, state);
-}
-
 static void
 conn_tunnel_start(struct conn *c)
 {
-	conn_decided(c, c->report_only ? reason_from_rules(c->d.reason) :
+	conn_decided(c, c->req.d.verdict, c->req.report_only ? reason_from_rules(c->req.d.reason) :
 	    CONN_REASON_ALLOWED);
 	conn_tunnel_enter(c);
 }
@@ -1804,13 +2099,14 @@ conn_tunnel_start(struct conn *c)
 static void
 conn_tunnel_cb(struct tunnel *t, int error, void *arg)
 {
-	struct conn *c = arg;
+	struct conn *c = conn_enter(arg);
 
 	(void)t;
 	if (error != 0)
 		debug_f("%llu: tunnel: %s", (unsigned long long)c->id,
 		    strerror(error));
 	conn_close(c);
+	conn_leave(c);
 }
 
 /*
@@ -1833,7 +2129,8 @@ conn_tunnel_enter(struct conn *c)
 	c->tun = to_up != NULL && to_client != NULL ? tunnel_new(
 	    &c->w->tunnel_pool, c->w->base,
 	    bufferevent_getfd(c->client), bufferevent_getfd(c->up),
-	    c->w->scratch, PROXY_IO_CHUNK, &c->last_io, conn_tunnel_cb, c) :
+	    c->w->scratch, PROXY_IO_CHUNK, &c->w->transit, &c->last_io,
+	    conn_tunnel_cb, c) :
 	    NULL;
 	if (c->tun == NULL) {
 		if (to_up != NULL)
@@ -1924,107 +2221,71 @@ conn_say(struct conn *c, const char *text, size_t len)
 }
 
 static void
-conn_client_read_cb(struct bufferevent *bev, void *arg)
+conn_client_event(struct conn *c, short what)
 {
-	struct conn *c = arg;
-
-	(void)bev;
-	switch (c->state) {
-	case CONN_HEAD:
-		conn_read_head(c);
-		return;
-	case CONN_PEEK:
-		conn_peek(c);
-		return;
-	default:
-		/* Not reading in other states; drop what raced in. */
-		return;
-	}
-}
-
-static void
-conn_client_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct conn *c = arg;
-
-	if (c->state == CONN_HTTP && (what & BEV_EVENT_EOF) && c->req_done) {
+	if (c->state == CONN_HTTP && (what & BEV_EVENT_EOF) &&
+	    c->req.body_done) {
 		/* The client is done sending; the answer still goes to it. */
-		c->client_keep_alive = 0;
-		bufferevent_disable(bev, EV_READ);
+		c->req.keep_alive = 0;
+		bufferevent_disable(c->client, EV_READ);
 		return;
 	}
-	if (c->state == CONN_PEEK && (what & BEV_EVENT_EOF)) {
-		c->d.verdict = RULES_DENY;
-		conn_decided(c, CONN_REASON_PROTOCOL_NOT_ALLOWED);
-	}
+	if (c->state == CONN_PEEK && (what & BEV_EVENT_EOF))
+		conn_decided(c, RULES_DENY, CONN_REASON_PROTOCOL_NOT_ALLOWED);
 	/* The client went away (or errored): nothing more to say to it. */
 	conn_close(c);
 }
 
+/*
+ * The origin is connected: an absolute-form request goes out; a CONNECT is
+ * answered 200 and its first bytes are peeked at.
+ */
 static void
-conn_up_read_cb(struct bufferevent *bev, void *arg)
+conn_dial_event(struct conn *c, short what)
 {
-	struct conn *c = arg;
-
-	if (c->state == CONN_PEEK)
-		relay(c, bev, c->client, &c->bytes_down);
-}
-
-static void
-conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct conn *c = arg;
-	char detail[256];
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	char detail[CONN_ADDR_TEXT_MAX + 128];
 	int e = EVUTIL_SOCKET_ERROR();
 
-	if (c->state == CONN_DIAL) {
-		if ((what & BEV_EVENT_CONNECTED) && strcmp(c->proto, "http") == 0) {
-			conn_http_send(c);
-			return;
-		}
-		if (what & BEV_EVENT_CONNECTED) {
-			static const char ok[] =
-			    "HTTP/1.1 200 Connection established\r\n\r\n";
-			int explicit_port = c->d.entry != NULL &&
-			    rules_entry_names_port(c->d.entry, c->port);
-
-			c->status = 200;
-			conn_say(c, ok, sizeof(ok) - 1);
-			conn_set_state(c, CONN_PEEK);
-			bufferevent_setcb(c->client, conn_client_read_cb, NULL,
-			    conn_client_event_cb, c);
-			bufferevent_setwatermark(c->client, EV_READ, 0,
-			    TLS_HELLO_MAX > c->p->cfg.head_max ?
-			    TLS_HELLO_MAX : c->p->cfg.head_max);
-			bufferevent_enable(c->client, EV_READ);
-			/*
-			 * A protocol the entry names the port for may have the
-			 * server speak first: let the origin's bytes through.
-			 */
-			if (explicit_port) {
-				bufferevent_setcb(c->up, conn_up_read_cb, NULL,
-				    conn_up_event_cb, c);
-				bufferevent_enable(c->up, EV_READ);
-			}
-			/* Bytes the client sent early are peeked at now. */
-			if (evbuffer_get_length(bufferevent_get_input(
-			    c->client)) > 0)
-				conn_peek(c);
-			return;
-		}
+	if (!(what & BEV_EVENT_CONNECTED)) {
 		snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
-		    c->addr_text, evutil_socket_error_to_string(e));
+		    c->req.addr_text, evutil_socket_error_to_string(e));
 		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
 		return;
 	}
-	if (c->state == CONN_PEEK && what == (BEV_EVENT_READING | BEV_EVENT_EOF)) {
+	if (strcmp(c->req.proto, "http") == 0) {
+		conn_http_send(c);
+		return;
+	}
+	c->req.status = 200;
+	conn_say(c, ok, sizeof(ok) - 1);
+	/*
+	 * A protocol the entry names the port for may have the server speak
+	 * first: the state lets the origin's bytes through then.
+	 */
+	conn_set_state(c, CONN_PEEK);
+	/* Bytes the client sent early are peeked at now. */
+	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
+		conn_peek(c);
+}
+
+static void
+conn_peek_up_read(struct conn *c)
+{
+	relay(c, c->up, c->client, &c->bytes_down);
+}
+
+static void
+conn_peek_up_event(struct conn *c, short what)
+{
+	if (what == (BEV_EVENT_READING | BEV_EVENT_EOF)) {
 		/*
 		 * An origin that spoke first and is done: its bytes wait for
 		 * the client, whose first bytes are still to be checked.  The
 		 * tunnel reads the FIN again from the socket.
 		 */
-		relay(c, bev, c->client, &c->bytes_down);
-		bufferevent_disable(bev, EV_READ);
+		relay(c, c->up, c->client, &c->bytes_down);
+		bufferevent_disable(c->up, EV_READ);
 		return;
 	}
 	conn_close(c);

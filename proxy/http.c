@@ -1,10 +1,20 @@
 /*
  * http.c — HTTP/1.1 heads and framing with llhttp (see http.h).  The only
- * file that uses llhttp; no lenient flag is ever set, so CL+TE, duplicate
- * Content-Length, bad chunk sizes, obs-fold and bare LF are all errors.
+ * file that uses llhttp, and always a strict one: configure takes a system
+ * libllhttp only when a test program sees it refuse a chunk not followed by
+ * CRLF, and builds llhttp's sources with LLHTTP_STRICT_MODE=1 (and tests
+ * them the same way); http_parser_strict() asks the library linked in.  No
+ * lenient flag is ever set.  So CL+TE, duplicate Content-Length, a
+ * Transfer-Encoding that does not end in chunked, bad chunk sizes and
+ * extensions, and anything but CRLF after a chunk's data are llhttp's
+ * errors; what strict llhttp still takes -- obs-fold, bare LF and bare CR in
+ * a head or a trailer section, Transfer-Encoding in an HTTP/1.0 request --
+ * is refused here.  Chunked bodies are re-framed by http_framing_move(), so
+ * what is forwarded is what was parsed.
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +109,8 @@ on_headers_complete(llhttp_t *p)
 	h->content_length = (p->flags & F_CONTENT_LENGTH) ?
 	    (int64_t)p->content_length : -1;
 	h->status = p->status_code;
+	h->te_not_chunked = (p->flags & F_TRANSFER_ENCODING) != 0 &&
+	    (p->flags & F_CHUNKED) == 0;
 	/* Stop here: the body, if any, is the caller's to frame. */
 	return HPE_PAUSED;
 }
@@ -187,10 +199,23 @@ head_parse(int response, const char *buf, size_t len, size_t headers_max,
 	h->response = response;
 	/*
 	 * obs-fold (a line that starts with white space continues the one
-	 * before): this llhttp accepts it even when strict, so refuse it here.
+	 * before), a bare LF (a line end without its CR: "\r\n\n" ends a head
+	 * for llhttp) and a bare CR: llhttp accepts some of them even when
+	 * strict, so refuse them all here.
 	 */
-	for (i = 1; i + 1 < len; i++) {
-		if (buf[i] == '\n' && (buf[i + 1] == ' ' || buf[i + 1] == '\t')) {
+	for (i = 0; i < len; i++) {
+		if (buf[i] == '\n' && (i == 0 || buf[i - 1] != '\r')) {
+			*status = 400;
+			*why = "bare LF in the head (lines end in CRLF)";
+			return HTTP_ERROR;
+		}
+		if (buf[i] == '\r' && (i + 1 == len || buf[i + 1] != '\n')) {
+			*status = 400;
+			*why = "bare CR in the head";
+			return HTTP_ERROR;
+		}
+		if (buf[i] == '\n' && i + 1 < len &&
+		    (buf[i + 1] == ' ' || buf[i + 1] == '\t')) {
 			*status = 400;
 			*why = "obs-fold (a header line continued on the next)";
 			return HTTP_ERROR;
@@ -228,6 +253,23 @@ head_parse(int response, const char *buf, size_t len, size_t headers_max,
 	}
 	if (response)
 		return HTTP_OK;
+	/*
+	 * RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty
+	 * framing; an HTTP/1.0 origin may not know chunked at all and read
+	 * the body as the next request.
+	 */
+	if (h->http_minor == 0 && http_header_find(h, "transfer-encoding") !=
+	    NULL) {
+		*status = 400;
+		*why = "Transfer-Encoding in an HTTP/1.0 request";
+		return HTTP_ERROR;
+	}
+	/* RFC 9112 §6.3: llhttp says so only after the head. */
+	if (h->te_not_chunked) {
+		*status = 400;
+		*why = "Transfer-Encoding of a request does not end in chunked";
+		return HTTP_ERROR;
+	}
 	m = llhttp_method_name((llhttp_method_t)parser.method);
 	snprintf(h->method, sizeof(h->method), "%s", m);
 	h->is_connect = parser.method == HTTP_CONNECT;
@@ -453,11 +495,32 @@ http_answer(struct evbuffer *out, int status, const char *reason,
 
 /* ----------------------------------------------------------- framing */
 
+/* What stopped the parser in one llhttp_execute() of http_framing_move(). */
+enum framing_event {
+	FRAMING_NONE = 0,
+	FRAMING_CHUNK_HEADER,	/* a chunk-size line ended */
+	FRAMING_CHUNK_DONE,	/* a chunk's data and its CRLF ended */
+	FRAMING_MESSAGE_DONE,	/* the message ended */
+};
+
 struct http_framing {
 	llhttp_t		 parser;
 	llhttp_settings_t	 settings;
 	int			 skip_body;
 	int			 done;
+	int			 chunked;	/* the body is chunked */
+	int			 moving;	/* inside http_framing_move() */
+	int			 failed;	/* http_framing_move() refused */
+	/* What the last llhttp_execute() saw (http_framing_move() only). */
+	enum framing_event	 event;
+	uint64_t		 chunk_size;	/* of the chunk-size line */
+	const char		*data;		/* the one span of body data */
+	size_t			 data_len;
+	const char		*why;		/* a callback's error */
+	/* Across pieces. */
+	int			 trailers;	/* past the last chunk */
+	size_t			 framing_len;	/* framing bytes since an event */
+	char			 prev;		/* trailer section: last byte */
 };
 
 static int
@@ -470,11 +533,57 @@ framing_headers_complete(llhttp_t *p)
 }
 
 static int
+framing_body(llhttp_t *p, const char *at, size_t len)
+{
+	struct http_framing *f = p->data;
+
+	if (!f->moving)
+		return 0;
+	/*
+	 * Every event that can end a span of data pauses the parser, so one
+	 * llhttp_execute() sees at most one span.
+	 */
+	if (f->data != NULL && f->data + f->data_len != at) {
+		f->why = "two spans of body data in one piece (internal error)";
+		return -1;
+	}
+	if (f->data == NULL)
+		f->data = at;
+	f->data_len += len;
+	return 0;
+}
+
+static int
+framing_chunk_header(llhttp_t *p)
+{
+	struct http_framing *f = p->data;
+
+	if (!f->moving)
+		return 0;
+	f->chunk_size = p->content_length;
+	f->event = FRAMING_CHUNK_HEADER;
+	return HPE_PAUSED;
+}
+
+static int
+framing_chunk_complete(llhttp_t *p)
+{
+	struct http_framing *f = p->data;
+
+	/* The last chunk's "complete" comes with the end of the message. */
+	if (!f->moving || f->trailers)
+		return 0;
+	f->event = FRAMING_CHUNK_DONE;
+	return HPE_PAUSED;
+}
+
+static int
 framing_message_complete(llhttp_t *p)
 {
 	struct http_framing *f = p->data;
 
 	f->done = 1;
+	f->event = FRAMING_MESSAGE_DONE;
 	return HPE_PAUSED;
 }
 
@@ -491,6 +600,9 @@ http_framing_new(int response, const char *head, size_t headlen,
 	}
 	llhttp_settings_init(&f->settings);
 	f->settings.on_headers_complete = framing_headers_complete;
+	f->settings.on_body = framing_body;
+	f->settings.on_chunk_header = framing_chunk_header;
+	f->settings.on_chunk_complete = framing_chunk_complete;
 	f->settings.on_message_complete = framing_message_complete;
 	llhttp_init(&f->parser, response ? HTTP_RESPONSE : HTTP_REQUEST,
 	    &f->settings);
@@ -509,8 +621,9 @@ http_framing_new(int response, const char *head, size_t headlen,
 		free(f);
 		return NULL;
 	}
-	if (err == HPE_PAUSED)
+	if (err == HPE_PAUSED && !f->done)
 		llhttp_resume(&f->parser);
+	f->chunked = !f->done && (f->parser.flags & F_CHUNKED) != 0;
 	return f;
 }
 
@@ -546,14 +659,186 @@ http_framing_feed(struct http_framing *f, const char *buf, size_t len,
 	return -1;
 }
 
+/*
+ * The trailer section's bytes (after the last chunk's "0\r\n"), which
+ * llhttp, even strict, takes with bare LFs and obs-fold: every line ends in
+ * CRLF, no CR stands alone, no line starts with white space.
+ */
+static int
+framing_trailer_check(struct http_framing *f, const char *buf, size_t len,
+    const char **why)
+{
+	size_t i;
+	char c;
+
+	for (i = 0; i < len; i++) {
+		c = buf[i];
+		if (f->prev == '\r' && c != '\n') {
+			*why = "bare CR in the trailer section";
+			return -1;
+		}
+		if (c == '\n' && f->prev != '\r') {
+			*why = "bare LF in the trailer section";
+			return -1;
+		}
+		if (f->prev == '\n' && (c == ' ' || c == '\t')) {
+			*why = "obs-fold in the trailer section";
+			return -1;
+		}
+		f->prev = c;
+	}
+	return 0;
+}
+
+int
+http_framing_move(struct http_framing *f, struct evbuffer *in,
+    struct evbuffer *out, uint64_t *in_used, int *done, const char **why)
+{
+	struct evbuffer_iovec v;
+	enum llhttp_errno err;
+	const char *base;
+	size_t pos, skip;
+	int r = -1;
+
+	*in_used = 0;
+	*done = 0;
+	if (f->failed) {
+		*why = "the body was refused before";
+		return -1;
+	}
+	f->moving = 1;
+	while (!f->done && evbuffer_peek(in, -1, NULL, &v, 1) > 0) {
+		base = v.iov_base;
+		f->event = FRAMING_NONE;
+		f->data = NULL;
+		f->data_len = 0;
+		f->why = NULL;
+		err = llhttp_execute(&f->parser, base, v.iov_len);
+		if (err == HPE_OK)
+			pos = v.iov_len;
+		else if (err == HPE_PAUSED || err == HPE_PAUSED_UPGRADE)
+			pos = (size_t)(llhttp_get_error_pos(&f->parser) - base);
+		else {
+			*why = f->why != NULL ? f->why :
+			    llhttp_get_error_reason(&f->parser);
+			if (*why == NULL)
+				*why = "malformed body";
+			goto out;
+		}
+		if (pos > v.iov_len || f->data_len > pos ||
+		    (f->data != NULL && (f->data < base ||
+		    (size_t)(f->data - base) > pos - f->data_len))) {
+			*why = "body data outside the piece parsed (internal error)";
+			goto out;
+		}
+		/* Checked before anything is taken from `in`. */
+		if (f->trailers &&
+		    framing_trailer_check(f, base, pos, why) != 0)
+			goto out;
+		f->framing_len += pos - f->data_len;
+		if (f->trailers && f->framing_len > HTTP_TRAILERS_MAX) {
+			*why = "trailer section too long";
+			goto out;
+		}
+		if (!f->trailers && f->framing_len > HTTP_CHUNK_LINE_MAX) {
+			*why = "chunk-size line too long (chunk extensions)";
+			goto out;
+		}
+		/* The data as received; the framing around it is ours. */
+		skip = 0;
+		if (f->data != NULL) {
+			skip = (size_t)(f->data - base);
+			if (skip > 0)
+				evbuffer_drain(in, skip);
+			if (evbuffer_remove_buffer(in, out, f->data_len) !=
+			    (int)f->data_len) {
+				*why = "out of memory";
+				goto out;
+			}
+		}
+		if (pos - skip - f->data_len > 0)
+			evbuffer_drain(in, pos - skip - f->data_len);
+		*in_used += pos;
+		switch (f->event) {
+		case FRAMING_NONE:
+			if (pos == 0) {
+				*why = "the parser took nothing (internal error)";
+				goto out;
+			}
+			continue;
+		case FRAMING_CHUNK_HEADER:
+			if (f->chunk_size == 0) {
+				/* The trailers follow "0\r\n". */
+				f->trailers = 1;
+				f->prev = '\n';
+			} else if (evbuffer_add_printf(out, "%" PRIx64 "\r\n",
+			    f->chunk_size) < 0) {
+				*why = "out of memory";
+				goto out;
+			}
+			break;
+		case FRAMING_CHUNK_DONE:
+			if (evbuffer_add(out, "\r\n", 2) != 0) {
+				*why = "out of memory";
+				goto out;
+			}
+			break;
+		case FRAMING_MESSAGE_DONE:
+			/* Trailers are dropped: "Trailer" is not forwarded. */
+			if (f->chunked && evbuffer_add(out, "0\r\n\r\n", 5) != 0) {
+				*why = "out of memory";
+				goto out;
+			}
+			break;
+		}
+		f->framing_len = 0;
+		if (!f->done)
+			llhttp_resume(&f->parser);
+	}
+	*done = f->done;
+	r = 0;
+ out:
+	f->moving = 0;
+	if (r != 0)
+		f->failed = 1;
+	return r;
+}
+
 int
 http_framing_done(const struct http_framing *f)
 {
-	return f->done;
+	return f->done && !f->failed;
 }
 
 int
 http_framing_until_eof(const struct http_framing *f)
 {
-	return !f->done && llhttp_message_needs_eof(&f->parser);
+	return !f->done && !f->failed &&
+	    llhttp_message_needs_eof(&f->parser);
+}
+
+int
+http_parser_strict(void)
+{
+	static const char head[] = "POST / HTTP/1.1\r\nHost: a\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n3\r\nabc";
+	static const char *const ends[] = {
+		"\r\n0\r\n\r\n",	/* the one good body */
+		"X\n0\r\n\r\n", "XY0\r\n\r\n", "\n0\r\n\r\n", "\r0\r\n\r\n",
+	};
+	llhttp_settings_t s;
+	llhttp_t p;
+	enum llhttp_errno err;
+	size_t i;
+
+	llhttp_settings_init(&s);
+	for (i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		llhttp_init(&p, HTTP_REQUEST, &s);
+		err = llhttp_execute(&p, head, sizeof(head) - 1);
+		if (err == HPE_OK)
+			err = llhttp_execute(&p, ends[i], strlen(ends[i]));
+		if ((err == HPE_OK) != (i == 0))
+			return 0;
+	}
+	return 1;
 }

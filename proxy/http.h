@@ -1,7 +1,8 @@
 /*
  * http.h — HTTP/1.1 for the proxy: request heads, message framing and the
  * proxy's own answers.  http.c is the one file that uses llhttp, always
- * strict (no lenient flag is ever set).
+ * a strict build (configure tests it; http_parser_strict() says so at run
+ * time) with no lenient flag ever set, plus the checks strict llhttp lacks.
  */
 #ifndef INTUTIC_HTTP_H
 #define INTUTIC_HTTP_H
@@ -14,6 +15,9 @@ struct rules_host;
 
 #define HTTP_METHOD_MAX		24	/* bytes of a method token */
 #define HTTP_HEADERS_LIMIT	256	/* hard cap on the header table */
+#define HTTP_CHUNK_LINE_MAX	4096	/* bytes of a chunk-size line, its
+					   extensions and CRLF included */
+#define HTTP_TRAILERS_MAX	8192	/* bytes of a trailer section */
 
 struct http_header {
 	const char	*name;		/* into the head buffer; not NUL-ended */
@@ -43,6 +47,9 @@ struct http_head {
 	int			 keep_alive;
 	int			 upgrade;	/* Upgrade (or CONNECT) */
 	int			 chunked;
+	int			 te_not_chunked;	/* Transfer-Encoding
+							   not ending in
+							   chunked */
 	int64_t			 content_length;	/* -1: none */
 	size_t			 len;		/* bytes of the head */
 };
@@ -126,27 +133,64 @@ const char	*http_status_text(int status);
 
 /*
  * Streaming framing: a parser that follows one message after its head and
- * says where it ends, so the proxy can forward the raw bytes of a body it
- * does not decode (Content-Length, chunked, close-delimited) and know when
- * the next message starts.
+ * says where it ends, so the proxy forwards exactly the body it parsed and
+ * knows where the next message starts.
  */
 struct http_framing;
 
 /*
  * Starts framing a message from its head: the `headlen` bytes of `head` as
- * received (a request when `response` is 0).  For a response,
+ * received (a request when `response` is 0), already accepted by
+ * http_head_parse() or http_response_head_parse().  For a response,
  * `request_was_head` and the status decide whether a body follows (HEAD,
  * 1xx, 204, 304 have none).  Returns NULL with *why on failure.
  */
 struct http_framing	*http_framing_new(int response, const char *head,
 			    size_t headlen, int request_was_head,
 			    const char **why);
+/* Frees f; NULL does nothing. */
 void			 http_framing_free(struct http_framing *f);
 
 /*
- * Feeds body bytes.  Sets *used to how many of them belong to this message
- * and *done when the message ended there.  Returns 0, or -1 for a malformed
- * body (bad chunk size, ...) with *why.
+ * Moves the body of the message from `in` to `out`, as much of it as `in`
+ * holds, and says whether the message ended.
+ *
+ * - Content-Length and close-delimited bodies are moved as received
+ *   (their bytes are the body, exact by construction).
+ * - A chunked body is re-framed: each chunk's data is moved as received,
+ *   and around it the proxy writes its own framing: the chunk size in
+ *   lowercase hex without leading zeros, CRLF, the data, CRLF; at the end
+ *   "0\r\n\r\n".  Chunk boundaries are kept; chunk extensions and trailer
+ *   fields are dropped (the Trailer header is never forwarded either,
+ *   http_forward_head()), so nothing an origin could frame differently
+ *   is passed through.
+ *
+ * Refused with -1 and *why (a static string): what strict llhttp refuses
+ * (a chunk-size that is not hex or overflows 64 bits, white space or
+ * anything else around it, bad characters in a chunk extension, anything
+ * but CRLF after a chunk's data or a chunk-size line), a bare CR, a bare
+ * LF or obs-fold in the trailer section, a chunk-size line longer than
+ * HTTP_CHUNK_LINE_MAX, a trailer section longer than HTTP_TRAILERS_MAX;
+ * and running out of memory.  Nothing of the contiguous piece of `in` that
+ * held the error is taken; after -1 the framing can only be freed.
+ *
+ * Takes from `in` only bytes of this message: what follows it (a
+ * pipelined request) stays there.  Sets *in_used to the number of bytes
+ * taken from `in` by this call (also on -1), *done to 1 when the message
+ * ended (then later calls take nothing), else 0.  Data is moved without a
+ * copy where libevent can hand over whole chains
+ * (evbuffer_remove_buffer()); only the framing lines are written.
+ */
+int	 http_framing_move(struct http_framing *f, struct evbuffer *in,
+	    struct evbuffer *out, uint64_t *in_used, int *done,
+	    const char **why);
+
+/*
+ * Feeds body bytes, for a caller that forwards the raw bytes itself (no
+ * re-framing: use http_framing_move()).  Sets *used to how many of them
+ * belong to this message and *done when the message ended there.  Returns
+ * 0, or -1 for a malformed body (bad chunk size, ...) with *why.  A framing
+ * is driven by one of the two, never both.
  */
 int	 http_framing_feed(struct http_framing *f, const char *buf, size_t len,
 	    size_t *used, int *done, const char **why);
@@ -156,5 +200,13 @@ int	 http_framing_done(const struct http_framing *f);
 
 /* The body runs to the end of the connection (no length, no chunks). */
 int	 http_framing_until_eof(const struct http_framing *f);
+
+/*
+ * Whether the llhttp linked in is strict: it refuses a chunk's data
+ * followed by "X\n", "XY", a bare LF or a bare CR instead of CRLF, and
+ * takes the same body with CRLF.  The proxy must not run with a lenient
+ * one (a system library swapped after configure tested it).
+ */
+int	 http_parser_strict(void);
 
 #endif /* INTUTIC_HTTP_H */

@@ -32,6 +32,7 @@
 #include "proxy.h"
 #include "audit.h"
 #include "conn.h"
+#include "http.h"
 #include "log.h"
 #include "resolve.h"
 #include "runs.h"
@@ -44,10 +45,11 @@ static const char usage_text[] =
 "usage: intutic-proxy --rules FILE [--bind ADDR,...] [--port N]\n"
 "                     [--audit FILE|-] [--workers N] [--state-dir DIR]\n"
 "                     [--resolv-conf FILE] [--hosts FILE] [--debug]\n"
-"                     [--connect-timeout MS] [--head-timeout MS]\n"
-"                     [--peek-timeout MS] [--idle-timeout MS] [--grace MS]\n"
-"                     [--max-conns N] [--head-max BYTES] [--headers-max N]\n"
-"                     [--uri-max BYTES]\n"
+"                     [--dns-timeout MS] [--connect-timeout MS]\n"
+"                     [--head-timeout MS] [--peek-timeout MS]\n"
+"                     [--idle-timeout MS] [--grace MS] [--max-conns N]\n"
+"                     [--head-max BYTES] [--headers-max N] [--uri-max BYTES]\n"
+"                     [--transit-max BYTES]\n"
 "\n"
 "The governing proxy; `intutic start` runs it.  See intutic-proxy(8).\n";
 
@@ -389,6 +391,7 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 		OPT_STATE, OPT_RESOLV, OPT_HOSTS, OPT_CONNECT_T, OPT_HEAD_T,
 		OPT_PEEK_T, OPT_IDLE_T, OPT_GRACE, OPT_MAXCONNS, OPT_HEADMAX,
 		OPT_HDRSMAX, OPT_URIMAX, OPT_DEBUG, OPT_HELP, OPT_VERSION,
+		OPT_DNS_T, OPT_TRANSIT,
 	};
 	static const struct option opts[] = {
 		{ "rules", required_argument, NULL, OPT_RULES },
@@ -399,6 +402,7 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "resolv-conf", required_argument, NULL, OPT_RESOLV },
 		{ "hosts", required_argument, NULL, OPT_HOSTS },
+		{ "dns-timeout", required_argument, NULL, OPT_DNS_T },
 		{ "connect-timeout", required_argument, NULL, OPT_CONNECT_T },
 		{ "head-timeout", required_argument, NULL, OPT_HEAD_T },
 		{ "peek-timeout", required_argument, NULL, OPT_PEEK_T },
@@ -408,6 +412,7 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 		{ "head-max", required_argument, NULL, OPT_HEADMAX },
 		{ "headers-max", required_argument, NULL, OPT_HDRSMAX },
 		{ "uri-max", required_argument, NULL, OPT_URIMAX },
+		{ "transit-max", required_argument, NULL, OPT_TRANSIT },
 		{ "debug", no_argument, NULL, OPT_DEBUG },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -424,12 +429,14 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 	cfg->head_max = PROXY_HEAD_MAX;
 	cfg->headers_max = PROXY_HEADERS_MAX;
 	cfg->uri_max = PROXY_URI_MAX;
+	cfg->dns_ms = PROXY_DNS_MS;
 	cfg->connect_ms = PROXY_CONNECT_MS;
 	cfg->head_ms = PROXY_HEAD_MS;
 	cfg->peek_ms = PROXY_PEEK_MS;
 	cfg->idle_ms = PROXY_IDLE_MS;
 	cfg->grace_ms = PROXY_GRACE_MS;
 	cfg->conns_max = PROXY_CONNS_MAX;
+	cfg->transit_max = PROXY_TRANSIT_MAX;
 	cfg->workers = cpus_usable();
 	snprintf(bindbuf, sizeof(bindbuf), "127.0.0.1");
 	if ((v = getenv("INTUTIC_PROXY_BIND")) != NULL && *v != '\0')
@@ -470,6 +477,10 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 		case OPT_HOSTS:
 			cfg->hosts_file = optarg;
 			break;
+		case OPT_DNS_T:
+			cfg->dns_ms = (int)number("--dns-timeout", optarg, 1,
+			    3600000);
+			break;
 		case OPT_CONNECT_T:
 			cfg->connect_ms = (int)number("--connect-timeout",
 			    optarg, 1, 3600000);
@@ -505,6 +516,10 @@ parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
 		case OPT_URIMAX:
 			cfg->uri_max = (size_t)number("--uri-max", optarg, 64,
 			    1024 * 1024);
+			break;
+		case OPT_TRANSIT:
+			cfg->transit_max = (size_t)number("--transit-max",
+			    optarg, 0, LONG_MAX);
 			break;
 		case OPT_DEBUG:
 			*debug = 1;
@@ -587,6 +602,14 @@ main(int argc, char **argv)
 	raise_fd_limit(p);
 	p->started = time(NULL);
 	pthread_mutex_init(&p->rules_lock, NULL);
+
+	/* A lenient llhttp (a system library swapped since configure) smuggles. */
+	if (!http_parser_strict()) {
+		error("not starting: the llhttp library linked in is lenient (it "
+		    "lets a chunk's data end without CRLF); rebuild intutic "
+		    "against a strict one (configure says which it uses)");
+		return 125;
+	}
 
 	/* Fail closed: no rules, no proxy. */
 	if (rules_load(p->cfg.rules_path, &p->rules, &rerr) != 0) {

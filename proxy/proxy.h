@@ -20,6 +20,7 @@
 
 #include "pool.h"
 #include "rules.h"
+#include "tunnel.h"
 
 struct event_base;
 struct evdns_base;
@@ -32,6 +33,7 @@ struct event;
 #define PROXY_HEAD_MAX		(64 * 1024)	/* bytes of a request head */
 #define PROXY_HEADERS_MAX	100		/* header lines in a request */
 #define PROXY_URI_MAX		(8 * 1024)	/* bytes of a request-target */
+#define PROXY_DNS_MS		5000		/* looking a name up */
 #define PROXY_CONNECT_MS	10000		/* dialing the origin */
 #define PROXY_HEAD_MS		15000		/* reading a request head */
 #define PROXY_PEEK_MS		10000		/* first client bytes in a tunnel */
@@ -48,6 +50,12 @@ struct event;
  * (proxy/README.md).
  */
 #define PROXY_IO_CHUNK		(1024 * 1024)
+/*
+ * Bytes a worker holds in transit for all its tunnels together (what a slow
+ * side did not take yet).  Past it, a tunnel keeps nothing: it writes what
+ * it peeked at and leaves the rest in the kernel.
+ */
+#define PROXY_TRANSIT_MAX	(32 * 1024 * 1024)
 
 struct proxy_config {
 	const char	*rules_path;
@@ -62,12 +70,14 @@ struct proxy_config {
 	size_t		 head_max;
 	size_t		 headers_max;
 	size_t		 uri_max;
+	int		 dns_ms;
 	int		 connect_ms;
 	int		 head_ms;
 	int		 peek_ms;
 	int		 idle_ms;
 	int		 grace_ms;
 	size_t		 conns_max;
+	size_t		 transit_max;		/* bytes, per worker */
 };
 
 /* Counters, updated with relaxed atomics from every worker. */
@@ -117,6 +127,7 @@ struct proxy {
 	struct proxy_listen	 listens[PROXY_BINDS_MAX];
 	size_t			 nlistens;
 	uint16_t		 port;		/* the real port */
+	struct ownaddr		*own;		/* own addresses (ownaddr.h) */
 	struct worker		*workers;
 	int			 nworkers;
 	struct event_base	*base;		/* the main thread's: signals */
@@ -146,6 +157,7 @@ struct worker {
 	uint8_t			*scratch;	/* PROXY_IO_CHUNK, for tunnels */
 	struct pool		 conn_pool;	/* struct conn and its timer */
 	struct pool		 tunnel_pool;	/* struct tunnel and its events */
+	struct tunnel_budget	 transit;	/* what its tunnels hold */
 };
 
 struct evbuffer;
@@ -160,6 +172,7 @@ int	 worker_start(struct proxy *p, struct worker *w);
 void	 worker_free(struct worker *w);	/* after the thread was joined */
 void	 worker_stop_accepting(struct worker *w);
 void	 worker_conn_closed(struct worker *w);
+/* 1: dialling sa (its port set) would reach this proxy (ownaddr.h). */
 int	 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa);
 
 /* conn.c */

@@ -11,7 +11,14 @@
  *                            wait for the destination, write, read on
  *
  * Pending bytes are a heap copy of what a write did not take (at most one
- * chunk).
+ * chunk), counted in the loop's budget.  When the budget could not take
+ * one more chunk, a read only peeks (MSG_PEEK) and what the write took is
+ * then dropped from the socket (MSG_TRUNC): the rest stays in the kernel,
+ * and nothing is pending.
+ *
+ *   peek source ──> write destination ──> take what went from the source
+ *                         │
+ *                         └─ short write: stop reading, wait, read on
  */
 #include "config.h"
 
@@ -49,6 +56,7 @@ struct tunnel {
 	struct event_base	*base;
 	uint8_t			*scratch;
 	size_t			 chunk;
+	struct tunnel_budget	*budget;
 	struct timeval		*last_io;
 	tunnel_cb		 cb;
 	void			*arg;
@@ -60,6 +68,7 @@ struct tunnel {
 			    (k) * event_get_struct_event_size()))
 
 static void	tunnel_read_cb(evutil_socket_t, short, void *);
+static void	dir_drop(struct tunnel_dir *);
 static void	tunnel_write_cb(evutil_socket_t, short, void *);
 
 size_t
@@ -70,8 +79,8 @@ tunnel_size(void)
 
 struct tunnel *
 tunnel_new(struct pool *pool, struct event_base *base, int client, int up,
-    uint8_t *scratch, size_t chunk, struct timeval *last_io, tunnel_cb cb,
-    void *arg)
+    uint8_t *scratch, size_t chunk, struct tunnel_budget *budget,
+    struct timeval *last_io, tunnel_cb cb, void *arg)
 {
 	struct tunnel *t;
 	int i;
@@ -82,6 +91,7 @@ tunnel_new(struct pool *pool, struct event_base *base, int client, int up,
 	t->base = base;
 	t->scratch = scratch;
 	t->chunk = chunk;
+	t->budget = budget;
 	t->last_io = last_io;
 	t->cb = cb;
 	t->arg = arg;
@@ -127,7 +137,7 @@ tunnel_free(struct tunnel *t)
 			event_del(d->rd);
 		if (d->wr != NULL)
 			event_del(d->wr);
-		free(d->pend);
+		dir_drop(d);
 	}
 	/* Each socket is the source of one direction. */
 	if (t->d[TUNNEL_UP].src != -1)
@@ -156,6 +166,18 @@ tunnel_end(struct tunnel *t, int error)
 	t->cb(t, error, t->arg);
 }
 
+/* Frees what is pending, and gives it back to the budget. */
+static void
+dir_drop(struct tunnel_dir *d)
+{
+	if (d->pend == NULL)
+		return;
+	d->t->budget->held -= d->pend_len;
+	free(d->pend);
+	d->pend = NULL;
+	d->pend_len = d->pend_off = 0;
+}
+
 /*
  * Writes what is pending towards the destination: 0 when all of it went,
  * 1 when some is left (the destination is full), -1 on an error (errno).
@@ -180,11 +202,7 @@ dir_flush(struct tunnel_dir *d)
 			errno = EPIPE;
 		return -1;
 	}
-	if (d->pend != NULL) {
-		free(d->pend);
-		d->pend = NULL;
-		d->pend_len = d->pend_off = 0;
-	}
+	dir_drop(d);
 	return 0;
 }
 
@@ -197,6 +215,7 @@ dir_keep(struct tunnel_dir *d, const uint8_t *buf, size_t len)
 	memcpy(d->pend, buf, len);
 	d->pend_len = len;
 	d->pend_off = 0;
+	d->t->budget->held += len;
 	return 0;
 }
 
@@ -237,13 +256,16 @@ tunnel_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tunnel_dir *d = arg;
 	struct tunnel *t = d->t;
-	ssize_t n, w;
+	ssize_t n, w, k;
 	int i;
 
 	(void)fd;
 	(void)what;
 	for (i = 0; i < TUNNEL_FAIR_SHARE; i++) {
-		n = recv(d->src, t->scratch, t->chunk, 0);
+		/* No room to keep a chunk: hold nothing (see above). */
+		int peek = t->budget->held + t->chunk > t->budget->max;
+
+		n = recv(d->src, t->scratch, t->chunk, peek ? MSG_PEEK : 0);
 		if (n == 0) {
 			d->eof = 1;
 			event_del(d->rd);
@@ -259,7 +281,6 @@ tunnel_read_cb(evutil_socket_t fd, short what, void *arg)
 			tunnel_end(t, errno);
 			return;
 		}
-		d->moved += (uint64_t)n;
 		tunnel_touch(t);
 		w = send(d->dst, t->scratch, (size_t)n, MSG_NOSIGNAL);
 		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -268,6 +289,24 @@ tunnel_read_cb(evutil_socket_t fd, short what, void *arg)
 			tunnel_end(t, errno);
 			return;
 		}
+		if (peek) {
+			/* What went leaves the socket; the rest waits there. */
+			if (w > 0 && (k = recv(d->src, NULL, (size_t)w,
+			    MSG_TRUNC)) != w) {
+				tunnel_end(t, k < 0 ? errno : EIO);
+				return;
+			}
+			d->moved += (uint64_t)w;
+			if (w < n) {
+				if (dir_wait(d) != 0)
+					tunnel_end(t, ENOMEM);
+				return;
+			}
+			if ((size_t)n < t->chunk)
+				break;
+			continue;
+		}
+		d->moved += (uint64_t)n;
 		if (w < n) {
 			if (dir_keep(d, t->scratch + w, (size_t)(n - w)) != 0 ||
 			    dir_wait(d) != 0)
@@ -324,6 +363,7 @@ dir_take(struct tunnel_dir *d, struct evbuffer *from)
 	}
 	d->pend_len = len;
 	d->pend_off = 0;
+	d->t->budget->held += len;
 	return 0;
 }
 

@@ -8,6 +8,9 @@
  * no epoll_ctl(2) per chunk, one read and one write per chunk.  What a
  * destination does not take stays pending (at most one chunk) and its
  * source is not read until it is written: that is the backpressure.
+ * The pending bytes of all the tunnels of a loop have a budget: past it, a
+ * tunnel peeks at its source, writes, and takes from the kernel only what
+ * went, so it holds nothing.
  * A FIN is passed on once everything before it was; the tunnel ends when
  * both sides are done, or at the first socket error.
  */
@@ -32,19 +35,30 @@ struct tunnel;
  */
 typedef void (*tunnel_cb)(struct tunnel *, int error, void *arg);
 
+/*
+ * The bytes the tunnels of one event loop hold for their slow sides, and
+ * the most they may (one per worker, shared by its tunnels; the owed bytes
+ * a tunnel starts with count too, and may go past it).
+ */
+struct tunnel_budget {
+	size_t		 held;
+	size_t		 max;
+};
+
 /* The size of a tunnel's pool object (struct tunnel and its events). */
 size_t		 tunnel_size(void);
 
 /*
  * A tunnel between two connected, non-blocking sockets, in an object of
  * `pool` (made for tunnel_size()).  `scratch` (of `chunk` bytes) is shared
- * by the tunnels of one event loop; `last_io` is updated whenever bytes
- * move.  NULL when memory runs out (the sockets are then still the
- * caller's).
+ * by the tunnels of one event loop, and so is `budget`; `last_io` is
+ * updated whenever bytes move.  NULL when memory runs out (the sockets are
+ * then still the caller's).
  */
 struct tunnel	*tunnel_new(struct pool *pool, struct event_base *base,
 		    int client, int up, uint8_t *scratch, size_t chunk,
-		    struct timeval *last_io, tunnel_cb cb, void *arg);
+		    struct tunnel_budget *budget, struct timeval *last_io,
+		    tunnel_cb cb, void *arg);
 
 /*
  * Sends what each side was owed before the tunnel (taken from the buffers,

@@ -7,6 +7,15 @@
  * that port 0 is resolved once (the first socket's port is reused by the
  * others) and a bind error stops the proxy before it serves anything.
  *
+ * One proxy a port: SO_REUSEPORT would also let a second proxy (other
+ * rules) bind the same address and port, and the kernel would then split
+ * connections between the two at random.  So before its listeners, the
+ * proxy binds each address once without SO_REUSEPORT (that fails while
+ * anything listens there), and after them it looks in /proc/net/tcp{,6}
+ * for a listener on its port that is not one of its own sockets (two that
+ * started at the same time: the later one to look sees the other).  It
+ * refuses to start, naming the holder's pid where /proc shows it.
+ *
  * On EMFILE the worker frees its reserve descriptors, accepts and closes
  * the connection that could not be taken (so the client is told at once
  * instead of hanging), pauses its listeners and retries after a short
@@ -16,13 +25,13 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +44,7 @@
 #include "proxy.h"
 #include "conn.h"
 #include "log.h"
+#include "ownaddr.h"
 #include "tunnel.h"
 
 #define ACCEPT_RESUME_MS	100
@@ -87,6 +97,32 @@ set_port(struct sockaddr_storage *ss, uint16_t port)
 		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
 }
 
+/* Options every socket on a bind address gets, the probe as the listeners. */
+static int
+listen_socket(const struct proxy_listen *l, int reuseport)
+{
+	int fd, one = 1;
+
+	fd = socket(l->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1)
+		return -1;
+	/* SO_REUSEADDR: a restart is not held up by TIME_WAIT. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	    (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one,
+	    sizeof(one)) == -1))
+		goto fail;
+	/* A bridge address may not exist yet (podman makes it on demand). */
+	(void)setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	if (l->ss.ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == -1)
+		goto fail;
+	return fd;
+ fail:
+	close(fd);
+	return -1;
+}
+
 static int
 listen_one(struct proxy_listen *l, uint16_t *port)
 {
@@ -95,22 +131,12 @@ listen_one(struct proxy_listen *l, uint16_t *port)
 	socklen_t gotlen = sizeof(got);
 
 	set_port(&l->ss, *port);
-	fd = socket(l->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
-	if (fd == -1)
+	if ((fd = listen_socket(l, 1)) == -1)
 		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == -1)
-		goto fail;
-	/* A bridge address may not exist yet (podman makes it on demand). */
-	(void)setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
 	/* Accepted sockets inherit it: no setsockopt(2) per connection. */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer,
 	    sizeof(defer));
-	if (l->ss.ss_family == AF_INET6 &&
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == -1)
-		goto fail;
 	if (bind(fd, (struct sockaddr *)&l->ss, l->len) == -1 ||
 	    listen(fd, LISTEN_BACKLOG) == -1)
 		goto fail;
@@ -128,94 +154,178 @@ listen_one(struct proxy_listen *l, uint16_t *port)
 	return -1;
 }
 
+/* "127.0.0.1:3128", "[::1]:3128": an address and port as a URL has them. */
+static void
+hostport_text(int family, const char *addr, uint16_t port, char *buf,
+    size_t len)
+{
+	if (family == AF_INET6 && addr[0] != '[')
+		snprintf(buf, len, "[%s]:%u", addr, port);
+	else
+		snprintf(buf, len, "%s:%u", addr, port);
+}
+
+/*
+ * Something else holds l's address and port: says who (ownaddr.h), and
+ * what to do about it.  The start fails (exit 125).
+ */
+static void
+listen_in_use(const struct proxy_listen *l, uint16_t port,
+    const unsigned long *ours, size_t nours)
+{
+	struct ownaddr_holder h;
+	char where[96], theirs[96];
+
+	hostport_text(l->ss.ss_family, l->text, port, where, sizeof(where));
+	if (ownaddr_port_holder((const struct sockaddr *)&l->ss, port, ours,
+	    nours, &h) != 1) {
+		error("%s is already in use (by a socket that does not "
+		    "listen: another program's connection may hold the "
+		    "port); choose another --port", where);
+		return;
+	}
+	hostport_text(strchr(h.addr, ':') != NULL ? AF_INET6 : AF_INET,
+	    h.addr, port, theirs, sizeof(theirs));
+	if (h.pid == -1)
+		error("%s is already in use by a process this user cannot see "
+		    "(listening on %s, socket inode %lu; as root, `ss -ltnp` "
+		    "names it); stop it or choose another --port", where,
+		    theirs, h.inode);
+	else if (strcmp(h.comm, "intutic-proxy") == 0)
+		error("%s is already in use by pid %ld (intutic-proxy, "
+		    "listening on %s); stop it (`intutic stop%s%s`) or choose "
+		    "another --port", where, (long)h.pid, theirs,
+		    h.state_dir[0] != '\0' ? " --state-dir " : "", h.state_dir);
+	else
+		error("%s is already in use by pid %ld (%s, listening on %s); "
+		    "stop it or choose another --port", where, (long)h.pid,
+		    h.comm[0] != '\0' ? h.comm : "?", theirs);
+}
+
+/*
+ * Before the SO_REUSEPORT listeners: a bind without it fails while any
+ * other socket listens on the address and port (or on an overlapping
+ * wildcard).  Every address first, while none of the proxy's own sockets
+ * is there (its own binds may overlap each other).  Port 0 cannot be
+ * probed: the kernel picks a port nobody has, and the check after the
+ * listeners covers it.
+ */
+static int
+listen_probe(const struct proxy_listen *l, uint16_t port)
+{
+	struct sockaddr_storage ss = l->ss;
+	int fd, r = 0;
+
+	if (port == 0)
+		return 0;
+	set_port(&ss, port);
+	if ((fd = listen_socket(l, 0)) == -1)
+		return 0;	/* the listener says what is wrong */
+	if (bind(fd, (struct sockaddr *)&ss, l->len) == -1 &&
+	    errno == EADDRINUSE)
+		r = -1;
+	close(fd);
+	return r;
+}
+
+/* The inodes of the proxy's listening sockets, into ours; how many. */
+static size_t
+listen_inodes(const struct proxy *p, unsigned long *ours, size_t max)
+{
+	struct stat st;
+	size_t i, n = 0;
+	int k;
+
+	for (i = 0; i < p->nlistens; i++)
+		for (k = 0; k < p->nworkers && n < max; k++)
+			if (p->listens[i].fds[k] != -1 &&
+			    fstat(p->listens[i].fds[k], &st) == 0)
+				ours[n++] = (unsigned long)st.st_ino;
+	return n;
+}
+
 int
 worker_listen_all(struct proxy *p)
 {
+	static unsigned long ours[PROXY_BINDS_MAX * PROXY_WORKERS_MAX];
+	const struct sockaddr *binds[PROXY_BINDS_MAX];
 	struct proxy_listen *l;
+	struct ownaddr_holder h;
 	uint16_t port = p->cfg.port;
-	size_t i;
-	int k;
+	size_t i, nours;
+	int k, r;
 
 	for (i = 0; i < p->cfg.nbinds; i++) {
 		l = &p->listens[i];
+		for (k = 0; k < PROXY_WORKERS_MAX; k++)
+			l->fds[k] = -1;
 		if (parse_bind(p->cfg.binds[i], &l->ss, &l->len) != 0) {
 			error("invalid bind address '%s': expected an IPv4 or "
 			    "IPv6 address", p->cfg.binds[i]);
 			return -2;
 		}
 		snprintf(l->text, sizeof(l->text), "%s", p->cfg.binds[i]);
+	}
+	for (i = 0; i < p->cfg.nbinds; i++) {
+		if (listen_probe(&p->listens[i], port) != 0) {
+			listen_in_use(&p->listens[i], port, NULL, 0);
+			return -1;
+		}
+	}
+	for (i = 0; i < p->cfg.nbinds; i++) {
+		l = &p->listens[i];
+		p->nlistens++;
 		for (k = 0; k < p->nworkers; k++) {
-			if ((l->fds[k] = listen_one(l, &port)) == -1) {
+			if ((l->fds[k] = listen_one(l, &port)) != -1)
+				continue;
+			if (errno == EADDRINUSE) {
+				nours = listen_inodes(p, ours, sizeof(ours) / sizeof(ours[0]));
+				listen_in_use(l, port, ours, nours);
+			} else
 				error("cannot listen on %s port %u: %s",
 				    p->cfg.binds[i], port, strerror(errno));
-				return -1;
-			}
+			return -1;
 		}
-		p->nlistens++;
 	}
 	p->port = port;
+
+	/* Another proxy that bound with SO_REUSEPORT in the meantime. */
+	nours = listen_inodes(p, ours, sizeof(ours) / sizeof(ours[0]));
+	for (i = 0; i < p->nlistens; i++) {
+		l = &p->listens[i];
+		r = ownaddr_port_holder((const struct sockaddr *)&l->ss, port,
+		    ours, nours, &h);
+		if (r == 1) {
+			listen_in_use(l, port, ours, nours);
+			return -1;
+		}
+		if (r == -1) {
+			warn_msg("cannot read /proc/net/tcp (%s): not checked "
+			    "that no other process listens on port %u",
+			    strerror(errno), port);
+			break;
+		}
+	}
+
+	for (i = 0; i < p->nlistens; i++)
+		binds[i] = (const struct sockaddr *)&p->listens[i].ss;
+	if ((p->own = ownaddr_new(binds, p->nlistens)) == NULL) {
+		error("cannot make the set of own addresses: %s",
+		    strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
-/* An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address. */
-static const struct sockaddr *
-unmap(const struct sockaddr *sa, struct sockaddr_in *buf)
-{
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
-
-	if (sa->sa_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
-		return sa;
-	memset(buf, 0, sizeof(*buf));
-	buf->sin_family = AF_INET;
-	buf->sin_port = s6->sin6_port;
-	memcpy(&buf->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
-	return (const struct sockaddr *)buf;
-}
-
-static int
-same_ip(const struct sockaddr *a, const struct sockaddr *b)
-{
-	struct sockaddr_in ua = { .sin_family = AF_UNSPEC }, ub = ua;
-
-	a = unmap(a, &ua);
-	b = unmap(b, &ub);
-	if (a->sa_family != b->sa_family)
-		return 0;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		    ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-	    &((const struct sockaddr_in6 *)b)->sin6_addr,
-	    sizeof(struct in6_addr)) == 0;
-}
-
-static int
-is_wildcard(const struct sockaddr *sa)
-{
-	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
-
-	if (sa->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
-		    htonl(INADDR_ANY);
-	return memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr, &any6,
-	    sizeof(any6)) == 0;
-}
-
 /*
- * Whether `sa` (with its port) is one of the proxy's own listening
- * addresses: dialling it would loop.  A wildcard bind covers every address
- * of this host, read from the interfaces now.
+ * Whether dialling `sa` (with its port) would reach this proxy: on its
+ * port, an address that ownaddr.c counts as its own.  The port is compared
+ * first, so that a dial to any other port costs nothing more.
  */
 int
 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa)
 {
-	struct ifaddrs *ifs, *ifa;
-	struct sockaddr_in unmapped = { .sin_family = AF_UNSPEC };
 	uint16_t port;
-	size_t i;
-	int own = 0, wildcard = 0;
-
-	sa = unmap(sa, &unmapped);
 
 	if (sa->sa_family == AF_INET)
 		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
@@ -225,21 +335,9 @@ proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa)
 		return 0;
 	if (port != p->port)
 		return 0;
-	for (i = 0; i < p->nlistens; i++) {
-		const struct sockaddr *l = (const struct sockaddr *)&p->listens[i].ss;
-
-		if (same_ip(l, sa))
-			return 1;
-		if (l->sa_family == sa->sa_family && is_wildcard(l))
-			wildcard = 1;
-	}
-	if (!wildcard || getifaddrs(&ifs) == -1)
-		return wildcard;	/* cannot tell: refuse (fail closed) */
-	for (ifa = ifs; ifa != NULL && !own; ifa = ifa->ifa_next)
-		if (ifa->ifa_addr != NULL && same_ip(ifa->ifa_addr, sa))
-			own = 1;
-	freeifaddrs(ifs);
-	return own;
+	if (p->own == NULL)
+		return 1;	/* cannot tell: refuse (fail closed) */
+	return ownaddr_match(p->own, sa);
 }
 
 /* ----------------------------------------------------------- the worker */
@@ -509,6 +607,7 @@ worker_start(struct proxy *p, struct worker *w)
 	TAILQ_INIT(&w->conns);
 	pool_init(&w->conn_pool, conn_size());
 	pool_init(&w->tunnel_pool, tunnel_size());
+	w->transit.max = p->cfg.transit_max;
 	for (k = 0; k < PROXY_FD_RESERVE; k++)
 		w->reserve[k] = -1;
 	if ((w->scratch = malloc(PROXY_IO_CHUNK)) == NULL)

@@ -1,6 +1,7 @@
 /*
  * rules.h — the rule language: loading rule files, canonical names,
- * deciding destinations, classifying addresses.
+ * deciding destinations, classifying addresses, picking the address a name
+ * is dialled at.
  *
  * The library never logs and never exits: every function reports failure
  * through its return value and, where a person must read it, a message the
@@ -300,5 +301,90 @@ int		 rules_entry_names_port(const struct rules_entry *e,
  */
 int	 rules_tightens(const struct rules *ceiling, const struct rules *project,
 	    char *why, size_t whylen);
+
+/* ------------------------------------------------------- picking an address */
+
+#define RULES_PICK_MAX		32	/* addresses rules_pick_addr() looks at */
+#define RULES_ADDR_TEXT_MAX	46	/* INET6_ADDRSTRLEN: "ffff:...:255.255.255.255" */
+
+/* What became of one address in rules_pick_addr(). */
+enum rules_pick_state {
+	RULES_PICK_UNCHECKED = 0,	/* after the picked one: never checked */
+	RULES_PICK_SKIPPED,		/* skip[i] set, or not AF_INET/AF_INET6 */
+	RULES_PICK_REFUSED,		/* checked and refused: check[i] says why */
+	RULES_PICK_PICKED,		/* checked and allowed: the one to dial */
+};
+
+/*
+ * The outcome of rules_pick_addr().  Indexes are into the caller's array;
+ * an index equal to `n` means "none".
+ */
+struct rules_pick {
+	size_t			 n;		/* addresses looked at */
+	size_t			 picked;	/* first allowed, or n */
+	size_t			 dial;		/* what to connect to, or n */
+	size_t			 nrefused;
+	size_t			 nskipped;
+	size_t			 order[RULES_PICK_MAX];	  /* the order considered */
+	size_t			 refused[RULES_PICK_MAX]; /* in that order */
+	enum rules_pick_state	 state[RULES_PICK_MAX];
+	struct rules_decision	 check[RULES_PICK_MAX];	/* REFUSED, PICKED */
+	struct rules_decision	 d;		/* the outcome, see below */
+};
+
+/*
+ * Picks which of the addresses a name resolved to is dialled, for the proxy
+ * and for `intutic rules test` alike (one function, so that the command is
+ * an exact preview of the proxy).  Call it after the name itself was
+ * decided; it does not look at the name.
+ *
+ * The addresses are considered IPv4 first, then IPv6 (an IPv4-mapped
+ * address is IPv6 here), each family in the order of `addrs`: the proxy's
+ * resolver order (A answers, then AAAA).  An address whose `skip` byte is
+ * non-zero (`skip` may be NULL; the proxy marks its own listening
+ * addresses there) and one of another family is SKIPPED: neither checked
+ * nor dialled.  The others are checked with rules_check_addr() in turn
+ * until one is allowed: that one is `picked`, each one before it is
+ * REFUSED and listed in `refused[]` with its check in `check[]` (reason
+ * denied with the deny entry, or internal-address with the internal
+ * class), and the ones after it stay UNCHECKED: the proxy never dials
+ * them.  A name is thus refused only when none of its addresses is
+ * allowed.  Only the first min(n, RULES_PICK_MAX) addresses are looked at
+ * (`out->n`); the rest are never picked.
+ *
+ * `dial` is what the proxy connects to: `picked`; when none is allowed and
+ * the set is in report mode, the first refused address (the denial is
+ * logged, the connection let through); else n.
+ *
+ * `d` is check[picked] when one is picked (verdict allow; its entry is the
+ * allow block that covers an internal address, else NULL), else the check
+ * of the first refused address; when nothing was checked (n is 0 or every
+ * address was skipped) it is zero: deny, not-allowlisted, no entry, and
+ * the caller says why (no address; only its own addresses).
+ *
+ * Never fails; `out` is always filled.  Only reads `r`.
+ */
+void	 rules_pick_addr(const struct rules *r, const struct rules_addr *addrs,
+	    const unsigned char *skip, size_t n, uint16_t port,
+	    struct rules_pick *out);
+
+/*
+ * The refused addresses of `p` in the order considered, as one line for a
+ * person, e.g. "10.0.0.1 (private), ::ffff:127.0.0.1 (loopback via
+ * ipv4-mapped), 192.0.2.66 (deny 192.0.2.66/32 at rules.yaml:14)": an
+ * internal address with its class, a denied one with the deny entry's text
+ * and place.  Written into buf, cut to len bytes with "..." when it does
+ * not fit, always terminated; "" when nothing was refused.  `addrs` is the
+ * array given to rules_pick_addr().  Returns buf.
+ */
+const char	*rules_pick_refused_text(const struct rules_pick *p,
+		    const struct rules_addr *addrs, char *buf, size_t len);
+
+/*
+ * An address as text, without brackets: "10.0.0.1", "2001:db8::1",
+ * "::ffff:10.0.0.1"; "invalid" for another family.  Returns buf.
+ */
+const char	*rules_addr_text(const struct rules_addr *a, char *buf,
+		    size_t len);
 
 #endif /* INTUTIC_RULES_H */

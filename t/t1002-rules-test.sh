@@ -270,7 +270,7 @@ test_expect_success 'a private address of an allowed name: internal-address, exi
 	test_cmp expect out
 '
 
-test_expect_success 'public addresses of an allowed name: allowed, exit 0' '
+test_expect_success 'public addresses of an allowed name: the first is dialled, exit 0' '
 	rules_test basic.yaml api.example.com 9.9.9.9 2001:4860::1 &&
 	cat >expect <<-\EOF &&
 	host:     api.example.com
@@ -278,24 +278,90 @@ test_expect_success 'public addresses of an allowed name: allowed, exit 0' '
 	decision: allow
 	reason:   allowed
 	rule:     basic.yaml:5 (allow api.example.com)
+	dial:     9.9.9.9
 	address:  9.9.9.9 public: allow allowed
-	address:  2001:4860::1 public: allow allowed
+	address:  2001:4860::1 public (not checked: the proxy dials 9.9.9.9)
 	EOF
 	test_cmp expect out
 '
 
-test_expect_success 'one internal address among public ones denies: exit 1' '
-	test_expect_code 1 rules_test basic.yaml api.example.com 9.9.9.9 10.1.2.3 &&
-	test_grep "^decision: deny\$" out &&
-	test_grep "^reason:   internal-address\$" out &&
-	test_grep "^address:  9\.9\.9\.9 public: allow allowed\$" out &&
-	test_grep "^address:  10\.1\.2\.3 private: deny internal-address\$" out
+test_expect_success 'a public address, then an internal one: the public one is dialled, exit 0' '
+	rules_test basic.yaml api.example.com 9.9.9.9 10.1.2.3 &&
+	cat >expect <<-\EOF &&
+	host:     api.example.com
+	as:       api.example.com:443
+	decision: allow
+	reason:   allowed
+	rule:     basic.yaml:5 (allow api.example.com)
+	dial:     9.9.9.9
+	address:  9.9.9.9 public: allow allowed
+	address:  10.1.2.3 private (not checked: the proxy dials 9.9.9.9)
+	EOF
+	test_cmp expect out
 '
 
-test_expect_success 'an internal address an allow CIDR covers is allowed' '
+test_expect_success 'an internal address, then a public one: refused, the public one dialled, exit 0' '
+	rules_test basic.yaml api.example.com 10.1.2.3 9.9.9.9 &&
+	cat >expect <<-\EOF &&
+	host:     api.example.com
+	as:       api.example.com:443
+	decision: allow
+	reason:   allowed
+	rule:     basic.yaml:5 (allow api.example.com)
+	dial:     9.9.9.9
+	address:  10.1.2.3 private: deny internal-address
+	address:  9.9.9.9 public: allow allowed
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'every address refused: denied by the first, each named with why, exit 1' '
+	test_expect_code 1 rules_test basic.yaml api.example.com \
+		10.1.2.3 192.0.2.66 127.0.0.1 &&
+	cat >expect <<-\EOF &&
+	host:     api.example.com
+	as:       api.example.com:443
+	decision: deny
+	reason:   internal-address
+	rule:     -
+	address:  10.1.2.3 private: deny internal-address
+	address:  192.0.2.66 documentation: deny denied by basic.yaml:14 (deny 192.0.2.66/32)
+	address:  127.0.0.1 loopback: deny internal-address
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'every address refused, a deny block first: denied with its entry' '
+	test_expect_code 1 rules_test basic.yaml api.example.com 192.0.2.66 10.1.2.3 &&
+	test_grep "^reason:   denied\$" out &&
+	test_grep "^rule:     basic\.yaml:14 \(deny 192\.0\.2\.66/32\)\$" out &&
+	test_grep -v "^dial:" out
+'
+
+test_expect_success 'IPv4 addresses are considered before IPv6 ones, as the proxy resolves' '
+	rules_test basic.yaml api.example.com 2001:4860::1 10.1.2.3 9.9.9.9 &&
+	cat >expect <<-\EOF &&
+	host:     api.example.com
+	as:       api.example.com:443
+	decision: allow
+	reason:   allowed
+	rule:     basic.yaml:5 (allow api.example.com)
+	dial:     9.9.9.9
+	address:  10.1.2.3 private: deny internal-address
+	address:  9.9.9.9 public: allow allowed
+	address:  2001:4860::1 public (not checked: the proxy dials 9.9.9.9)
+	EOF
+	test_cmp expect out &&
+	rules_test basic.yaml api.example.com 2001:4860::1 10.1.2.3 &&
+	test_grep "^dial:     2001:4860::1\$" out &&
+	test_grep "^address:  2001:4860::1 public: allow allowed\$" out
+'
+
+test_expect_success 'an internal address an allow CIDR covers is allowed, naming the CIDR' '
 	rules_test basic.yaml api.example.com 192.0.2.7 &&
 	test_grep "^decision: allow\$" out &&
-	test_grep "^address:  192\.0\.2\.7 documentation: allow allowed\$" out
+	test_grep "^dial:     192\.0\.2\.7\$" out &&
+	test_grep "^address:  192\.0\.2\.7 documentation: allow allowed by basic\.yaml:10 \(allow 192\.0\.2\.0/24\)\$" out
 '
 
 test_expect_success 'IPv4 embedded in IPv6 is classified as that IPv4 address' '
@@ -325,7 +391,7 @@ test_expect_success 'default.yaml: ::ffff:169.254.169.254 meets the metadata den
 	decision: deny
 	reason:   denied
 	rule:     default.yaml:$line (deny 169.254.169.254/32)
-	address:  ::ffff:169.254.169.254 link-local via ipv4-mapped: deny denied
+	address:  ::ffff:169.254.169.254 link-local via ipv4-mapped: deny denied by default.yaml:$line (deny 169.254.169.254/32)
 	EOF
 	test_cmp expect out
 '
@@ -431,17 +497,72 @@ test_expect_success 'usage: an unknown option: exit 2' '
 '
 
 test_expect_success 'an ADDRESS may be written in brackets, and embedded IPv4 is named' '
-	test_expect_code 1 shipped_test github.com "[::ffff:10.0.0.1]" 1.2.3.4 &&
+	test_expect_code 1 shipped_test github.com "[::ffff:10.0.0.1]" 10.0.0.2 &&
 	test_grep "^decision: deny\$" out &&
 	test_grep "^reason:   internal-address\$" out &&
 	test_grep "^address:  \[::ffff:10\.0\.0\.1\] private via ipv4-mapped: deny internal-address\$" out &&
-	test_grep "^address:  1\.2\.3\.4 public: allow allowed\$" out
+	test_grep "^address:  10\.0\.0\.2 private: deny internal-address\$" out &&
+	shipped_test github.com "[::ffff:10.0.0.1]" 1.2.3.4 &&
+	test_grep "^dial:     1\.2\.3\.4\$" out &&
+	test_grep "^address:  \[::ffff:10\.0\.0\.1\] private via ipv4-mapped \(not checked: the proxy dials 1\.2\.3\.4\)\$" out
 '
 
 test_expect_success 'addresses of a denied host are classified, not checked' '
 	test_expect_code 1 shipped_test not-listed.example 1.2.3.4 &&
 	test_grep "^reason:   not-allowlisted\$" out &&
+	test_grep -v "^dial:" out &&
 	test_grep "^address:  1\.2\.3\.4 public \(not checked: the host is denied\)\$" out
+'
+
+test_expect_success 'addresses after an IP-literal host are not checked: the proxy dials the literal' '
+	rules_test basic.yaml 192.0.2.5 10.1.2.3 &&
+	test_grep "^decision: allow\$" out &&
+	test_grep -v "^dial:" out &&
+	test_grep "^address:  10\.1\.2\.3 private \(not checked: the host is an address\)\$" out
+'
+
+test_expect_success 'report mode: a denied name is resolved all the same: the first allowed address is dialled' '
+	test_expect_code 1 rules_test report.yaml other.example.com 10.0.0.1 1.2.3.4 &&
+	cat >expect <<-\EOF &&
+	host:     other.example.com
+	as:       other.example.com:443
+	decision: deny
+	reason:   not-allowlisted
+	rule:     -
+	dial:     1.2.3.4
+	mode:     report (the proxy would log this denial and let the connection through)
+	address:  10.0.0.1 private: deny internal-address
+	address:  1.2.3.4 public: allow allowed
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'report mode: an allowed name whose addresses are all refused: the first is dialled' '
+	test_expect_code 1 rules_test report.yaml api.example.com fe80::1 10.0.0.1 127.0.0.1 &&
+	cat >expect <<-\EOF &&
+	host:     api.example.com
+	as:       api.example.com:443
+	decision: deny
+	reason:   internal-address
+	rule:     -
+	dial:     10.0.0.1
+	mode:     report (the proxy would log this denial and let the connection through)
+	address:  10.0.0.1 private: deny internal-address
+	address:  127.0.0.1 loopback: deny internal-address
+	address:  fe80::1 link-local: deny internal-address
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'usage: more than 32 ADDRESS operands: exit 2, nothing decided' '
+	set -- &&
+	for i in $(seq 1 33); do set -- "$@" "10.0.0.$i"; done &&
+	test_expect_code 2 rules_test basic.yaml api.example.com "$@" &&
+	test_must_be_empty out &&
+	test_grep "^intutic: rules test: 33 addresses: give at most 32 " err &&
+	shift &&
+	test_expect_code 1 rules_test basic.yaml api.example.com "$@" &&
+	test "$(grep -c "^address:  10\.0\.0\.[0-9]* private: deny internal-address\$" out)" = 32
 '
 
 test_done

@@ -145,6 +145,49 @@ test_expect_success 'start again with the same state directory: refused, exit 12
 	test "$(json_num pid)" = "$PID"
 '
 
+test_expect_success 'a second proxy on the same port (another state directory, other rules): refused, exit 125, naming the first' '
+	printf "version: 1\nallow: [c.example.com]\n" >other.yaml &&
+	test_expect_code 125 timed 30 "$INTUTIC" start --rules other.yaml \
+		--detach --log "$PWD/second.log" --bind 127.0.0.1 \
+		--port "$PORT" --state-dir "$TRASH_DIRECTORY/state2" \
+		--resolv-conf resolv.conf --hosts hosts >out 2>err &&
+	test_grep "^intutic: the proxy exited with status 125 before it listened" err &&
+	test_grep -F "intutic-proxy: 127.0.0.1:$PORT is already in use by pid $PID (intutic-proxy, listening on 127.0.0.1:$PORT); stop it (\`intutic stop --state-dir $STATE\`) or choose another --port" second.log &&
+	test_path_is_missing "$TRASH_DIRECTORY/state2/proxy.json" &&
+	test "$(json_num pid)" = "$PID"
+'
+
+test_expect_success 'the same with a wildcard bind, in the foreground: refused, exit 125' '
+	test_expect_code 125 timed 30 "$INTUTIC" start --rules other.yaml \
+		--bind 0.0.0.0 --port "$PORT" \
+		--state-dir "$TRASH_DIRECTORY/state3" \
+		--resolv-conf resolv.conf --hosts hosts >out 2>err &&
+	test_grep -F "intutic-proxy: 0.0.0.0:$PORT is already in use by pid $PID (intutic-proxy" err &&
+	test_path_is_missing "$TRASH_DIRECTORY/state3/proxy.json"
+'
+
+test_expect_success 'another program listening with SO_REUSEPORT on the port: the proxy refuses, naming its pid' '
+	rp_port=$(free_port) || return 1
+	python3 -c "
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+s.bind((\"127.0.0.1\", int(sys.argv[1])))
+s.listen(8)
+open(\"rp.ready\", \"w\").write(\"up\\n\")
+time.sleep(60)
+" "$rp_port" &
+	rp_pid=$! &&
+	test_atexit "kill $rp_pid 2>/dev/null; wait $rp_pid 2>/dev/null; :" &&
+	test_wait_for_file rp.ready 10 &&
+	test_expect_code 125 timed 30 "$top_builddir/proxy/intutic-proxy" --rules good.yaml \
+		--bind 127.0.0.1 --port "$rp_port" \
+		--state-dir "$TRASH_DIRECTORY/state4" \
+		--resolv-conf resolv.conf --hosts hosts >out 2>err &&
+	test_grep "^intutic-proxy: 127\.0\.0\.1:$rp_port is already in use by pid $rp_pid \(python3[.0-9]*, listening on 127\.0\.0\.1:$rp_port\); stop it or choose another --port\$" err
+'
+
 test_expect_success 'stop: SIGTERM, it exits, the state file is gone; exit 0' '
 	timed $STOP_SECONDS "$INTUTIC" stop --state-dir "$STATE" >out 2>err &&
 	echo "intutic: proxy stopped (pid $PID)" >expect &&

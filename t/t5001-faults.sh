@@ -6,6 +6,7 @@ test_isolate_netns
 test_require_proxy curl "ss (iproute2)"
 
 CONNECT_TIMEOUT_MS=1000	# the second proxy's --connect-timeout
+DNS_TIMEOUT_MS=2000	# and its --dns-timeout: a bound of its own
 WAIT_SECONDS=10		# for a connection to go away
 
 # one_request STATUS REASON: since the mark (audit_mark), one decision and
@@ -256,11 +257,12 @@ test_expect_success 'a client that goes away in the middle of its body: the orig
 
 # --- the proxy's own deadlines --------------------------------------------------------
 
-test_expect_success "a second proxy: --connect-timeout $CONNECT_TIMEOUT_MS, a resolver slower than that" '
+test_expect_success "a second proxy: --connect-timeout $CONNECT_TIMEOUT_MS, --dns-timeout $DNS_TIMEOUT_MS, a resolver slower than both" '
 	stop_proxy &&
 	write_resolv_conf "$PWD/resolv.conf" timeout:5 attempts:1 &&
 	mv audit.jsonl audit-1.jsonl &&
-	start_proxy rules.yaml --connect-timeout $CONNECT_TIMEOUT_MS &&
+	start_proxy rules.yaml --connect-timeout $CONNECT_TIMEOUT_MS \
+		--dns-timeout $DNS_TIMEOUT_MS &&
 	alive
 '
 
@@ -283,15 +285,24 @@ test_expect_success 'an origin that never completes the handshake: 504 connect-t
 	alive
 '
 
-test_expect_success 'a name that does not resolve within --connect-timeout: 504' '
+# The look-up has a bound of its own (--dns-timeout), longer here than
+# --connect-timeout: a name server that never answers is a dns-timeout
+# after it, never a connect-timeout (nothing was dialled).
+test_expect_success 'a name that does not resolve within --dns-timeout: 504 dns-timeout after it, not connect-timeout' '
 	audit_mark &&
 	proxy_curl -D head -o body -w "%{http_code} %{time_total}\n" \
 		"http://hang.test:$ORIGIN_PORT/" >code &&
 	read -r status secs <code &&
 	test "$status" = 504 &&
-	awk -v t="$secs" "BEGIN { exit !(t >= 0.9 && t < 4) }" &&
-	test_grep "^X-Intutic-Error: connect-timeout" head &&
-	one_request 504 connect-timeout &&
+	awk -v t="$secs" -v b="$DNS_TIMEOUT_MS" \
+		"BEGIN { exit !(t >= b / 1000 - 0.1 && t < b / 1000 + 2) }" || {
+		echo "504 after ${secs}s, not after --dns-timeout (${DNS_TIMEOUT_MS} ms)" >&2
+		return 1
+	}
+	test_grep "^X-Intutic-Error: dns-timeout" head &&
+	test_grep -F "within $DNS_TIMEOUT_MS ms (--dns-timeout)" body &&
+	one_request 504 dns-timeout &&
+	audit_expect 1 event=close addr= status=504 &&
 	alive
 '
 
