@@ -1908,6 +1908,8 @@ conn_read_head(struct conn *c)
 	if (h->is_connect)
 		conn_connect_request(c, h);
 	else if (h->target_len > 0 && h->target[0] == '/') {
+		/* A request of its own: decided and recorded as such. */
+		conn_req_begin(c, "http");
 		if (conn_local_body_ready(c, h, avail))
 			conn_serve_local(c, h);
 	}

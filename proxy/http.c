@@ -264,6 +264,13 @@ head_parse(int response, const char *buf, size_t len, size_t headers_max,
 		*why = "Transfer-Encoding in an HTTP/1.0 request";
 		return HTTP_ERROR;
 	}
+	/*
+	 * A Transfer-Encoding that llhttp did not count as one (an empty
+	 * value) frames nothing for it, but an origin may take it for one:
+	 * refused like any that does not end in chunked.
+	 */
+	if (!h->chunked && http_header_find(h, "transfer-encoding") != NULL)
+		h->te_not_chunked = 1;
 	/* RFC 9112 §6.3: llhttp says so only after the head. */
 	if (h->te_not_chunked) {
 		*status = 400;

@@ -888,6 +888,26 @@ proxy_metric () {
 
 # --- small tools --------------------------------------------------------------
 
+# proxy_rss: the running proxy's resident memory now, KiB; under ASan
+# without its shadow memory (the mappings in x86-64's shadow range,
+# 0x7fff8000 to 0x10007fff8000), so that bounds hold in both builds.
+proxy_rss () {
+	if grep -q libasan "/proc/$PROXY_PID/maps"; then
+		python3 -c '
+import re, sys
+kib, shadow = 0, False
+for line in open("/proc/%s/smaps" % sys.argv[1]):
+    m = re.match(r"([0-9a-f]+)-[0-9a-f]+ ", line)
+    if m:
+        shadow = 0x7fff8000 <= int(m.group(1), 16) < 0x10007fff8000
+    elif line.startswith("Rss:") and not shadow:
+        kib += int(line.split()[1])
+print(kib)' "$PROXY_PID"
+	else
+		awk '$1 == "VmRSS:" { print $2 }' "/proc/$PROXY_PID/status"
+	fi
+}
+
 # free_port: a port nothing listens on at 127.0.0.1 (bound once to get it,
 # then closed; nothing else runs in the test's namespace to take it).
 free_port () {

@@ -47,7 +47,7 @@ RELEASE_SECONDS=20	# every connection released after the clients close
 FDS_WANT=$((2 * TUNNELS + 100))
 
 # ASan: no quarantine, freed memory back at once (as t5003 does), and its
-# shadow memory left out of rss().  What is left is the proxy's heap with
+# shadow memory left out of proxy_rss().  What is left is the proxy's heap with
 # ASan's redzones, a few per cent for the large pieces that transit is made
 # of: the same bounds hold.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:allocator_release_to_os_interval_ms=0"
@@ -70,31 +70,12 @@ if test "$soft" != unlimited && test "$soft" -lt "$FDS_WANT"; then
 		test_skip_all "cannot raise the descriptor limit to $FDS_WANT"
 fi
 
-# rss: the proxy's resident memory now, KiB; under ASan without the shadow
-# (the mappings in x86-64's shadow range, 0x7fff8000 to 0x10007fff8000).
-rss () {
-	if grep -q libasan "/proc/$PROXY_PID/maps"; then
-		python3 -c '
-import re, sys
-kib, shadow = 0, False
-for line in open("/proc/%s/smaps" % sys.argv[1]):
-    m = re.match(r"([0-9a-f]+)-[0-9a-f]+ ", line)
-    if m:
-        shadow = 0x7fff8000 <= int(m.group(1), 16) < 0x10007fff8000
-    elif line.startswith("Rss:") and not shadow:
-        kib += int(line.split()[1])
-print(kib)' "$PROXY_PID"
-	else
-		awk '$1 == "VmRSS:" { print $2 }' "/proc/$PROXY_PID/status"
-	fi
-}
-
 # peak_rss N: the largest of N samples of rss, SAMPLE_SECONDS apart.
 peak_rss () {
 	peak_rss_max_=0
 	peak_rss_n_=$1
 	while test "$peak_rss_n_" -gt 0; do
-		peak_rss_v_=$(rss) || return 1
+		peak_rss_v_=$(proxy_rss) || return 1
 		test "$peak_rss_v_" -gt "$peak_rss_max_" && peak_rss_max_=$peak_rss_v_
 		sleep "$SAMPLE_SECONDS"
 		peak_rss_n_=$((peak_rss_n_ - 1))
@@ -102,7 +83,7 @@ peak_rss () {
 	echo "$peak_rss_max_"
 }
 
-# fill SECONDS: sample rss every SAMPLE_SECONDS, the largest in PEAK, until
+# fill SECONDS: sample proxy_rss every SAMPLE_SECONDS, the largest in PEAK, until
 # the raw origin's count of bytes written (source.stats) stays the same for
 # SETTLED_SAMPLES samples: the clients read nothing, so every byte is as
 # far as it will go, in the kernel's buffers or in the proxy.  At most
@@ -113,7 +94,7 @@ fill () {
 	fill_same_=0
 	fill_n_=$(($1 * 4))
 	while test "$fill_n_" -gt 0; do
-		fill_v_=$(rss) || return 1
+		fill_v_=$(proxy_rss) || return 1
 		test "$fill_v_" -gt "$PEAK" && PEAK=$fill_v_
 		fill_now_=$(sed -n "s/.* flooded=\([0-9]*\) .*/\1/p" "$SOURCE_STATS")
 		if test -n "$fill_now_" && test "$fill_now_" = "$fill_last_"; then
@@ -134,7 +115,7 @@ fill () {
 baseline () {
 	proxy_metric intutic_connections_active >/dev/null &&
 	sleep 0.5 &&
-	BASE=$(rss) &&
+	BASE=$(proxy_rss) &&
 	test_diag "baseline RSS $BASE KiB"
 }
 
@@ -256,7 +237,7 @@ test_expect_success 'the next request on that client connection: answered by a f
 
 test_expect_success 'after the flood: RSS back near the baseline, connections released, the proxy still serves' '
 	wait_until "$RELEASE_SECONDS" released &&
-	now=$(rss) &&
+	now=$(proxy_rss) &&
 	test_diag "RSS after the flood: $now KiB" &&
 	at_most "RSS after the flood" "$now" $((FLOOD_BASE + FLOOD_SLACK_KIB)) &&
 	wait_until "$RELEASE_SECONDS" ends_logged flood 2 &&
@@ -324,7 +305,7 @@ round_release () {
 		return 1
 	}
 	test "$(grep -c " end=\(reset\|epipe\|eof\) " source.new)" = $((TUNNELS + 1)) &&
-	test_diag "RSS after the round: $(rss) KiB" &&
+	test_diag "RSS after the round: $(proxy_rss) KiB" &&
 	stop_proxy
 }
 

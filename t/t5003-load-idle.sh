@@ -31,7 +31,7 @@ BASE_SLACK_PCT=10
 # the proxy.  None here, and ASan's allocator gives back what is free as
 # soon as it can rather than every 5 s at most (the rest of ASan, and
 # LeakSanitizer, still work).  Its shadow memory, an eighth of all the
-# memory the process ever touched, stays resident for good: rss() leaves it
+# memory the process ever touched, stays resident for good: proxy_rss() leaves it
 # out.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:allocator_release_to_os_interval_ms=0"
 export ASAN_OPTIONS
@@ -61,24 +61,6 @@ fds () {
 	ls "/proc/$PROXY_PID/fd" | wc -l
 }
 
-# rss: its resident memory now, KiB; under ASan without the shadow (the
-# mappings in x86-64's shadow range, 0x7fff8000 to 0x10007fff8000).
-rss () {
-	if grep -q libasan "/proc/$PROXY_PID/maps"; then
-		python3 -c '
-import re, sys
-kib, shadow = 0, False
-for line in open("/proc/%s/smaps" % sys.argv[1]):
-    m = re.match(r"([0-9a-f]+)-[0-9a-f]+ ", line)
-    if m:
-        shadow = 0x7fff8000 <= int(m.group(1), 16) < 0x10007fff8000
-    elif line.startswith("Rss:") and not shadow:
-        kib += int(line.split()[1])
-print(kib)' "$PROXY_PID"
-	else
-		awk '$1 == "VmRSS:" { print $2 }' "/proc/$PROXY_PID/status"
-	fi
-}
 
 # fds_are N: the proxy has N descriptors open (1: not yet).
 fds_are () {
@@ -112,7 +94,7 @@ round () {
 	echo "held=$N failed=0" >"$1.expect" &&
 	test_cmp "$1.expect" "$1.ready" &&
 	metric_is intutic_tunnels_active "$N" &&
-	echo "$(fds) $(rss)" >"$1.held" &&
+	echo "$(fds) $(proxy_rss)" >"$1.held" &&
 	read -r held_fds held_rss <"$1.held" &&
 	test_diag "$N tunnels held: $held_fds descriptors, RSS $held_rss KiB" &&
 	test "$held_fds" -ge $((BASE_FDS + 2 * N)) &&
@@ -136,7 +118,7 @@ test_expect_success 'setup: a server for many connections, rules, the proxy; its
 	soft=$(awk "/^Max open files/ { print \$4 }" /proc/$PROXY_PID/limits) &&
 	test "$soft" -ge $((2 * N + 8)) &&
 	sleep 0.5 &&
-	BASE_FDS=$(fds) && BASE_RSS=$(rss) &&
+	BASE_FDS=$(fds) && BASE_RSS=$(proxy_rss) &&
 	test_diag "baseline: $BASE_FDS descriptors, RSS $BASE_RSS KiB" &&
 	test "$BASE_FDS" -lt "$SPARE_FDS" &&
 	audit_mark
@@ -154,7 +136,7 @@ test_expect_success 'once they are closed: descriptors exactly back to the basel
 	}
 	wait_until 10 metric_is intutic_tunnels_active 0 &&
 	metric_is intutic_connections_active 1 &&
-	AFTER1_RSS=$(rss) &&
+	AFTER1_RSS=$(proxy_rss) &&
 	test_diag "after: $(fds) descriptors, RSS $AFTER1_RSS KiB (peak $PEAK_RSS)" &&
 	# closing them takes little more (their close records)
 	within "$AFTER1_RSS" "$PEAK_RSS" "$ROUND_SLACK_KIB" "$ROUND_SLACK_PCT" \
@@ -174,7 +156,7 @@ test_expect_success "audit: $N decision records, $N close records, each with the
 test_expect_success "a second round of $N: the memory of the first is reused (RSS within ${ROUND_SLACK_KIB} KiB + ${ROUND_SLACK_PCT}% of the first growth)" '
 	round r2 &&
 	wait_until "$SETTLE_SECONDS" fds_are "$BASE_FDS" &&
-	AFTER2_RSS=$(rss) &&
+	AFTER2_RSS=$(proxy_rss) &&
 	test_diag "after the second round: RSS $AFTER2_RSS KiB (first: $AFTER1_RSS)" &&
 	within "$AFTER2_RSS" "$AFTER1_RSS" "$ROUND_SLACK_KIB" "$ROUND_SLACK_PCT" \
 		$((PEAK_RSS - BASE_RSS)) &&
@@ -187,7 +169,7 @@ test_expect_success "a second round of $N: the memory of the first is reused (RS
 # held every page, and RSS stayed at its peak (27.8 MiB against 2.7 at the
 # start; malloc_trim(0) gave back only 8 of the 26 MiB).
 test_expect_success "RSS back to the baseline (within ${BASE_SLACK_KIB} KiB + ${BASE_SLACK_PCT}% of the peak growth)" '
-	within "$(rss)" "$BASE_RSS" "$BASE_SLACK_KIB" "$BASE_SLACK_PCT" \
+	within "$(proxy_rss)" "$BASE_RSS" "$BASE_SLACK_KIB" "$BASE_SLACK_PCT" \
 		$((PEAK_RSS - BASE_RSS))
 '
 
