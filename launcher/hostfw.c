@@ -32,6 +32,7 @@
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -126,6 +127,7 @@ struct fw_rule {
 	const char		*oifname;	/* it goes out there */
 	int			 oif_lo;
 	int			 ct_estrel;	/* established,related */
+	int			 ct_reply;	/* in the reply direction */
 	int			 skuid_op;	/* 0; 1: the uid's; 2: not */
 	int			 nfproto;	/* 0, NFPROTO_IPV4, NFPROTO_IPV6 */
 	const struct hostfw_net	*daddr;
@@ -276,9 +278,17 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 	/* output */
 	r = fw_add(l, FW_OUTPUT, FW_ACCEPT, "loopback");
 	r->oif_lo = 1;
-	r = fw_add(l, FW_OUTPUT, FW_ACCEPT,
-	    "replies and related traffic of accepted connections");
+	/*
+	 * Only replies: what this host answers on connections made to it.  A
+	 * packet that goes on a connection made from here is judged by who
+	 * sends it, as a new one is, so that a flow opened before the table
+	 * (or one that took over the proxy's port and its tracked flow) ends
+	 * at its next packet.
+	 */
+	r = fw_add(l, FW_OUTPUT, FW_ACCEPT, "replies of connections made to "
+	    "this host, and their related traffic");
 	r->ct_estrel = 1;
+	r->ct_reply = 1;
 	r = fw_add(l, FW_OUTPUT, FW_ACCEPT, "the proxy's user (uid %lu)",
 	    (unsigned long)cfg->uid);
 	r->skuid_op = 1;
@@ -320,10 +330,11 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 		r->counter = rejects[i].counter;
 	}
 
-	/* forward */
+	/* forward: the same, for what containers send */
 	r = fw_add(l, FW_FORWARD, FW_ACCEPT,
 	    "replies and related traffic of accepted connections");
 	r->ct_estrel = 1;
+	r->ct_reply = 1;
 	for (i = 0; i < cfg->nproxy; i++) {
 		r = fw_add(l, FW_FORWARD, FW_ACCEPT, "the proxy at %s",
 		    fw_net_text(&cfg->proxy[i], t, sizeof(t)));
@@ -420,6 +431,8 @@ fw_print_rule(const struct fw_rule *r, uid_t uid, FILE *out)
 		fputs("oif \"lo\" ", out);
 	if (r->ct_estrel)
 		fputs("ct state established,related ", out);
+	if (r->ct_reply)
+		fputs("ct direction reply ", out);
 	if (r->skuid_op != 0)
 		fprintf(out, "meta skuid %s%lu ", r->skuid_op == 2 ? "!= " : "",
 		    (unsigned long)uid);
@@ -666,6 +679,22 @@ fw_ct_estrel(struct nftnl_rule *r)
 	return fw_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
 }
 
+/* ct direction reply: the packet goes the other way than the first one. */
+static int
+fw_ct_reply(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e;
+	uint8_t dir = IP_CT_DIR_REPLY;
+
+	if ((e = nftnl_expr_alloc("ct")) == NULL)
+		return -1;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_DIRECTION);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	if (fw_expr(r, e) != 0)
+		return -1;
+	return fw_cmp(r, NFT_CMP_EQ, &dir, sizeof(dir));
+}
+
 /* An interface's name, as nft compares it: IFNAMSIZ bytes, NUL-padded. */
 static int
 fw_ifname(struct nftnl_rule *r, uint32_t key, const char *name)
@@ -772,6 +801,8 @@ fw_build_exprs(struct nftnl_rule *nr, const struct fw_rule *r, uid_t uid,
 	    fw_cmp(nr, NFT_CMP_EQ, &lo, sizeof(lo)) != 0))
 		return -1;
 	if (r->ct_estrel && fw_ct_estrel(nr) != 0)
+		return -1;
+	if (r->ct_reply && fw_ct_reply(nr) != 0)
 		return -1;
 	if (r->skuid_op != 0 && (fw_meta(nr, NFT_META_SKUID) != 0 ||
 	    fw_cmp(nr, r->skuid_op == 2 ? NFT_CMP_NEQ : NFT_CMP_EQ, &u,

@@ -99,6 +99,54 @@ start_proxy_as () {
 	PPORT=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))[\"port\"])" pstate/proxy.json)
 }
 
+# A client of the test user with flows opened before `enforce on`: a TCP
+# connection and a UDP flow to the witness, each carrying "before-*" (and
+# answered: both are established for connection tracking); then, once
+# FILE.go exists (at most 60 s), "after-*" on the same sockets.  What each
+# send and read did goes to FILE.out; the witness's log is what counts.
+FLOWS_PY='
+import os, socket, sys, time
+host, port, base = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+out = open(base + ".out", "w")
+def say(s):
+    out.write(s + "\n"); out.flush()
+t = socket.create_connection((host, port), timeout=5)
+t.sendall(b"before-tcp"); say("tcp before: %r" % t.recv(64))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.settimeout(5); u.connect((host, port))
+u.send(b"before-udp"); say("udp before: %r" % u.recv(64))
+open(base + ".ready", "w").write("ready\n")
+end = time.monotonic() + 60
+while not os.path.exists(base + ".go") and time.monotonic() < end:
+    time.sleep(0.1)
+for name, s, data in (("tcp", t, b"after-tcp"), ("udp", u, b"after-udp")):
+    s.settimeout(2)
+    for i in range(3):
+        try:
+            s.send(data); say("%s after: sent" % name)
+            say("%s after: %r" % (name, s.recv(64)))
+        except OSError as e:
+            say("%s after: %s" % (name, e))
+        time.sleep(0.2)
+'
+
+# dns_from UID PORT TEXT: as UID, one datagram from local port PORT to the
+# witness on OUT4:53 (a name server's port); "answered" or the error.
+DNS_FROM_PY='
+import socket, sys
+port, text, to = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", port)); s.settimeout(2)
+try:
+    s.sendto(text, (to, 53)); s.recv(64); print("answered")
+except OSError as e:
+    print(e)
+'
+dns_from () {
+	as "$1" "$PY" -c "$DNS_FROM_PY" "$2" "$3" "$OUT4"
+}
+
 norm_counters () {
 	sed 's/packets [0-9]* bytes [0-9]*/packets 0 bytes 0/' "$1"
 }
@@ -117,6 +165,8 @@ test_expect_success 'setup: outside, veth, servers, the proxy as its own user' '
 	start_outside origin origin.py --bind "$OUT4" --name origin.test &&
 	start_outside echo6 echo.py --bind "$OUT6" &&
 	start_outside udp dnsd.py --bind "$OUT4" &&
+	start_outside witness witness.py --bind "$OUT4" &&
+	start_outside witness53 witness.py --bind "$OUT4" --port 53 &&
 	write_hosts hosts origin.test="$OUT4" &&
 	printf "%s\n" "version: 1" "ports: [$ORIGIN_PORT]" "allow:" \
 		"  - origin.test" "  - \"10.200.0.0/24\"" >rules.yaml &&
@@ -137,7 +187,22 @@ test_expect_success 'a foreign table, and the ruleset before' '
 	nft add table inet foreign &&
 	nft add chain inet foreign c "{ type filter hook output priority 10; policy accept; }" &&
 	nft add rule inet foreign c tcp dport 9 counter accept &&
+	# connection tracking on, as docker, podman or firewalld have it
+	nft add rule inet foreign c ct state established &&
 	nft list ruleset >before.rules
+'
+
+test_expect_success 'flows of the test user opened before enforce: TCP and UDP carry data, tracked' '
+	mkdir flows && chown "$USER_UID" flows || return 1
+	as "$USER_UID" "$PY" -c "$FLOWS_PY" "$OUT4" "$WITNESS_PORT" "$PWD/flows/f" \
+		</dev/null >flows.log 2>&1 &
+	FLOWS_PID=$!
+	test_atexit "touch $PWD/flows/f.go; test_stop_child_ $FLOWS_PID" &&
+	test_wait_for_file flows/f.ready 10 &&
+	test_grep "^tcp before: b.before-tcp.\$" flows/f.out &&
+	test_grep "^udp before: b.ack:before-udp.\$" flows/f.out &&
+	test_grep "data=before-tcp\$" srv/witness.log &&
+	test_grep "data=before-udp\$" srv/witness.log
 '
 
 test_expect_success 'status while off: exit 3' '
@@ -203,6 +268,27 @@ test_expect_success 'the test user: DNS is rejected at once' '
 	fails_fast "$USER_UID" tcp "$OUT4" 53 &&
 	"$INTUTIC" enforce status >st.out &&
 	test_grep "dns_rejected +[1-9][0-9]* packets" st.out
+'
+
+test_expect_success 'the flows opened before: nothing more reaches the outside (judged by its witness)' '
+	touch flows/f.go &&
+	wait "$FLOWS_PID"
+	cat flows/f.out &&
+	test "$(grep -c " after: " flows/f.out)" -ge 2 &&
+	test_grep -v "data=after-" srv/witness.log &&
+	test_grep -v "after: b.ack:after-udp" flows/f.out &&
+	test_grep -v "after: b.after-tcp" flows/f.out
+'
+
+test_expect_success 'a UDP port the proxy'"'"'s user used, taken by the test user: its tracked flow carries nothing more' '
+	dport=$(free_port) &&
+	dns_from "$PROXY_UID" "$dport" proxy-query >dns1.out &&
+	echo answered >expect &&
+	test_cmp expect dns1.out &&
+	test_grep "data=proxy-query\$" srv/witness53.log &&
+	dns_from "$USER_UID" "$dport" exfil-query >dns2.out &&
+	test_grep -v "^answered" dns2.out &&
+	test_grep -v "data=exfil-query" srv/witness53.log
 '
 
 test_expect_success 'the test user: through the proxy, to an allowed name' '
