@@ -888,6 +888,27 @@ proxy_metric () {
 
 # --- small tools --------------------------------------------------------------
 
+# test_own_netns_: a test that adds addresses of its own does it only in
+# the namespace test_isolate_netns made (it has nothing but lo): anywhere
+# else it is a bug in the test.
+test_own_netns_ () {
+	test "$(ip netns identify 2>/dev/null)" = "${INTUTIC_TEST_NETNS:-}" &&
+	test -n "$INTUTIC_TEST_NETNS" ||
+		test_bug_ "not in the test's own network namespace"
+}
+
+# test_addr_dev_: test_own_netns_, then ADDR_DEV: the interface to add
+# addresses on, a dummy one where the kernel has them, else lo.
+test_addr_dev_ () {
+	test_own_netns_
+	if ip link add intutic-d0 type dummy 2>/dev/null &&
+	    ip link set intutic-d0 up; then
+		ADDR_DEV=intutic-d0
+	else
+		ADDR_DEV=lo
+	fi
+}
+
 # proxy_rss: the running proxy's resident memory now, KiB; under ASan
 # without its shadow memory (the mappings in x86-64's shadow range,
 # 0x7fff8000 to 0x10007fff8000), so that bounds hold in both builds.

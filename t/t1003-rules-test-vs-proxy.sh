@@ -86,15 +86,7 @@ addr_of () {
 
 # --- the namespace's addresses --------------------------------------------------
 
-test "$(ip netns identify 2>/dev/null)" = "${INTUTIC_TEST_NETNS:-}" &&
-test -n "$INTUTIC_TEST_NETNS" ||
-	test_bug_ "not in the test's own network namespace"
-if ip link add intutic-d0 type dummy 2>/dev/null &&
-    ip link set intutic-d0 up; then
-	ADDR_DEV=intutic-d0
-else
-	ADDR_DEV=lo
-fi
+test_addr_dev_
 ok=1
 for sym in PUB_A PUB_B DENY_A PRIV_A PRIV_B; do
 	ip addr add "$(addr_of $sym)/32" dev "$ADDR_DEV" || ok=

@@ -35,15 +35,7 @@ refused () {
 # An address of this namespace other than loopback: on a dummy interface
 # where the kernel has them, else on lo.  Only in the namespace that
 # test_isolate_netns made, which has nothing but lo.
-test "$(ip netns identify 2>/dev/null)" = "${INTUTIC_TEST_NETNS:-}" &&
-test -n "$INTUTIC_TEST_NETNS" ||
-	test_bug_ "not in the test's own network namespace"
-if ip link add intutic-d0 type dummy 2>/dev/null &&
-    ip link set intutic-d0 up; then
-	ADDR_DEV=intutic-d0
-else
-	ADDR_DEV=lo
-fi
+test_addr_dev_
 if ip addr add "$PUBLIC/32" dev "$ADDR_DEV" &&
     ip addr add "$METADATA/32" dev "$ADDR_DEV"; then
 	test_set_prereq ADDRS

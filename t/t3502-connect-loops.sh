@@ -14,9 +14,7 @@ SEND_SECONDS=3		# one attempt: a loop would hang it, not the script
 EXTRA4=10.99.0.1
 EXTRA6=fd00:99::1
 
-test "$(ip netns identify 2>/dev/null)" = "${INTUTIC_TEST_NETNS:-}" &&
-test -n "$INTUTIC_TEST_NETNS" ||
-	test_bug_ "not in the test's own network namespace"
+test_own_netns_
 ip addr add "$EXTRA4/32" dev lo ||
 	test_bug_ "cannot add $EXTRA4 to lo in the test's namespace"
 if ip -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/' &&
