@@ -640,32 +640,6 @@ http_framing_free(struct http_framing *f)
 	free(f);
 }
 
-int
-http_framing_feed(struct http_framing *f, const char *buf, size_t len,
-    size_t *used, int *done, const char **why)
-{
-	enum llhttp_errno err;
-
-	*used = 0;
-	*done = f->done;
-	if (f->done || len == 0)
-		return 0;
-	err = llhttp_execute(&f->parser, buf, len);
-	if (err == HPE_OK) {
-		*used = len;
-		return 0;
-	}
-	if (err == HPE_PAUSED || err == HPE_PAUSED_UPGRADE) {
-		*used = (size_t)(llhttp_get_error_pos(&f->parser) - buf);
-		*done = 1;
-		return 0;
-	}
-	*why = llhttp_get_error_reason(&f->parser);
-	if (*why == NULL)
-		*why = "malformed body";
-	return -1;
-}
-
 /*
  * The trailer section's bytes (after the last chunk's "0\r\n"), which
  * llhttp, even strict, takes with bare LFs and obs-fold: every line ends in

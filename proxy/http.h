@@ -185,16 +185,6 @@ int	 http_framing_move(struct http_framing *f, struct evbuffer *in,
 	    struct evbuffer *out, uint64_t *in_used, int *done,
 	    const char **why);
 
-/*
- * Feeds body bytes, for a caller that forwards the raw bytes itself (no
- * re-framing: use http_framing_move()).  Sets *used to how many of them
- * belong to this message and *done when the message ended there.  Returns
- * 0, or -1 for a malformed body (bad chunk size, ...) with *why.  A framing
- * is driven by one of the two, never both.
- */
-int	 http_framing_feed(struct http_framing *f, const char *buf, size_t len,
-	    size_t *used, int *done, const char **why);
-
 /* The message is complete (a bodiless message is, right after its head). */
 int	 http_framing_done(const struct http_framing *f);
 
