@@ -26,8 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fetch.h"
+#include "conntrack.h"
+#include "enforce-record.h"
 #include "exec.h"
+#include "fetch.h"
 #include "hostfw.h"
 #include "intutic.h"
 #include "locate.h"
@@ -57,9 +59,10 @@ const struct cmd_entry cmd_doctor_entry = {
 	    "file and uptime), its rules valid, the enforcement level and\n"
 	    "where it came from, podman and docker present and running,\n"
 	    "/dev/kvm usable, firecracker and qemu present, what microVM\n"
-	    "runs whose launcher died left behind, nftables usable, and\n"
-	    "`intutic enforce` active.  The last line says whether this host\n"
-	    "has what the level needs.\n"
+	    "runs whose launcher died left behind, nftables usable,\n"
+	    "`intutic enforce` active, and the tracked flows `intutic enforce\n"
+	    "on` would cut.  The last line says whether this host has what\n"
+	    "the level needs.\n"
 	    "\n"
 	    "--state-dir DIR   The proxy's state directory (default\n"
 	    "                  $XDG_STATE_HOME/intutic, else\n"
@@ -358,9 +361,48 @@ doctor_vm_leftovers(void)
 	free(text);
 }
 
-/* nftables, and `intutic enforce`'s table in it (hostfw.c asks). */
-static void
-doctor_nft(void)
+/*
+ * `intutic enforce` as the record it left says, for a user who cannot ask
+ * nftables.  Fills rec; 1 when it is on, 0 when not, -1 when the record
+ * cannot be trusted (said).
+ */
+static int
+doctor_enforce_record(struct enforce_record *rec)
+{
+	char err[STATE_ERROR_MAX], when[64];
+	struct tm tm;
+	time_t t;
+
+	switch (enforce_record_read(rec, err, sizeof(err))) {
+	case ENFORCE_RECORD_OK:
+		t = (time_t)rec->since;
+		if (localtime_r(&t, &tm) == NULL ||
+		    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm) == 0)
+			snprintf(when, sizeof(when), "%lld", rec->since);
+		doctor_line("enforce", DOCTOR_OK, NULL, "active, as `intutic "
+		    "enforce on` recorded at %s in %s (nftables not asked: "
+		    "that needs root)", when, rec->path);
+		return 1;
+	case ENFORCE_RECORD_MISSING:
+		doctor_line("enforce", DOCTOR_MISSING, "`intutic enforce on`",
+		    "not active (no record of `intutic enforce on` in %s)",
+		    ENFORCE_RECORD_DIR);
+		return 0;
+	default:
+		doctor_line("enforce", DOCTOR_WARN, "run intutic doctor as "
+		    "root", "cannot tell whether `intutic enforce` is active: "
+		    "%s", err);
+		return -1;
+	}
+}
+
+/*
+ * nftables, and `intutic enforce`'s table in it (hostfw.c asks; without
+ * CAP_NET_ADMIN, enforce's record says).  1: enforce is on; 0: off; -1:
+ * cannot tell.
+ */
+static int
+doctor_nft(struct enforce_record *rec)
 {
 	char why[256];
 	int r, e;
@@ -372,10 +414,7 @@ doctor_nft(void)
 		doctor_line("nftables", DOCTOR_WARN, "run intutic doctor as "
 		    "root", "cannot tell: asking nftables needs root "
 		    "(CAP_NET_ADMIN)");
-		doctor_line("enforce", DOCTOR_WARN, "run intutic doctor as "
-		    "root", "cannot tell whether `intutic enforce` is active "
-		    "(nftables could not be asked)");
-		return;
+		return doctor_enforce_record(rec);
 	}
 	if (r == -1) {
 		doctor_line("nftables", DOCTOR_MISSING, "a kernel with "
@@ -383,7 +422,7 @@ doctor_nft(void)
 		doctor_line("enforce", DOCTOR_MISSING, "nftables first, then "
 		    "`intutic enforce on`", "not active (nftables is not "
 		    "usable)");
-		return;
+		return 0;
 	}
 	doctor_line("nftables", DOCTOR_OK, NULL, "usable");
 	if (r == 1)
@@ -393,18 +432,87 @@ doctor_nft(void)
 		doctor_line("enforce", DOCTOR_MISSING, "`intutic enforce on`",
 		    "not active (no table %s %s)", HOSTFW_FAMILY_NAME,
 		    HOSTFW_TABLE);
+	if (r == 1 && enforce_record_read(rec, why, sizeof(why)) !=
+	    ENFORCE_RECORD_OK)
+		memset(rec, 0, sizeof(*rec));
+	return r;
+}
+
+/*
+ * The flows connection tracking holds that `enforce on` cuts (or, with it
+ * on, would cut if run again): judged by what enforce installed (its
+ * record), else by what it would install for the running proxy.
+ */
+static void
+doctor_conntrack(const char *dir, int enforce, struct enforce_record *rec)
+{
+	struct conntrack_result res;
+	struct hostfw_config *cfg = &rec->cfg;
+	char err[STATE_ERROR_MAX], list[DOCTOR_TEXT_MAX], t[128];
+	const char *fix;
+	size_t i;
+
+	if (!doctor_net_admin()) {
+		doctor_line("conntrack", DOCTOR_WARN, "run intutic doctor as "
+		    "root", "cannot tell which tracked flows `intutic enforce "
+		    "on` would cut: reading connection tracking needs root "
+		    "(CAP_NET_ADMIN)");
+		return;
+	}
+	if (enforce != 1 || cfg->uid == 0) {
+		memset(cfg, 0, sizeof(*cfg));
+		if (enforce_proxy_config(dir, cfg, 1, err, sizeof(err)) != 1 ||
+		    cfg->uid == 0) {
+			doctor_line("conntrack", DOCTOR_WARN, "start the proxy "
+			    "as a user of its own", "cannot judge tracked "
+			    "flows: `intutic enforce` is not on and no proxy "
+			    "of a user other than root runs in %s", dir);
+			return;
+		}
+	}
+	if (conntrack_cut(cfg, 1, &res, err, sizeof(err)) != 0) {
+		if (errno == EPROTONOSUPPORT || errno == ENOENT)
+			doctor_line("conntrack", DOCTOR_OK, NULL, "no connection "
+			    "tracking in this kernel: no flow outlives "
+			    "`intutic enforce on`");
+		else
+			doctor_line("conntrack", DOCTOR_WARN, NULL, "%s", err);
+		return;
+	}
+	if (res.cut == 0) {
+		doctor_line("conntrack", DOCTOR_OK, NULL, "%zu tracked flows, "
+		    "none that `intutic enforce on` %s", res.seen,
+		    enforce == 1 ? "does not let out" : "would cut");
+		return;
+	}
+	list[0] = '\0';
+	for (i = 0; i < res.nshown && i < 4; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+		    "%s%s", i > 0 ? ", " : "", conntrack_flow_text(
+		    &res.shown[i], t, sizeof(t)));
+	if (res.cut > i)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+		    " and %zu more", res.cut - i);
+	fix = enforce == 1 ? "`intutic enforce on` again cuts them" :
+	    "`intutic enforce on` cuts them";
+	doctor_line("conntrack", DOCTOR_WARN, fix, "%zu of %zu tracked flows "
+	    "%s (sent by users other than the proxy's, uid %lu, or with no "
+	    "socket left): %s", res.cut, res.seen, enforce == 1 ? "carry "
+	    "nothing the table lets out" : "would outlive `intutic enforce "
+	    "on` were they not cut", (unsigned long)cfg->uid, list);
 }
 
 static int
 cmd_doctor_exec(int argc, char **argv)
 {
 	struct proxy_loc loc;
+	struct enforce_record rec;
 	enum settings_level level = SETTINGS_REQUIRE;
 	const char *opt_dir = NULL, *opt_proxy = NULL;
 	char dir[PATH_MAX], err[STATE_ERROR_MAX + 64];
 	char need[DOCTOR_TEXT_MAX];
 	int i, r, proxy_ok = 0, rules_ok, level_ok, podman, docker, kvm, fc, qemu;
-	int backend, ready;
+	int backend, ready, enforce;
 
 	for (i = 1; i < argc; i++) {
 		if ((r = cmd_option(&cmd_doctor_entry, argc, argv, &i,
@@ -446,7 +554,9 @@ cmd_doctor_exec(int argc, char **argv)
 	fc = doctor_firecracker();
 	qemu = doctor_qemu();
 	doctor_vm_leftovers();
-	doctor_nft();
+	memset(&rec, 0, sizeof(rec));
+	enforce = doctor_nft(&rec);
+	doctor_conntrack(dir, enforce, &rec);
 
 	backend = podman || docker || (kvm && (fc || qemu));
 	ready = proxy_ok && rules_ok && level_ok &&

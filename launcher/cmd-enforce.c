@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conntrack.h"
+#include "enforce-record.h"
 #include "hostfw.h"
 #include "intutic.h"
 #include "proc.h"
 #include "state.h"
 
-#define ENFORCE_ARG_MAX		128	/* bytes of a CIDR[:PORT] argument */
-#define ENFORCE_STATUS_LINE_MAX	256	/* bytes of a /proc/PID/status line */
 
 static int	cmd_enforce_exec(int, char **);
 
@@ -47,8 +47,12 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "reset, ICMP admin-prohibited) and counted, also on connections\n"
 	    "opened before (only replies to connections made to this host pass\n"
 	    "as such).  Forwarded traffic (containers) is dropped unless it goes\n"
-	    "to the proxy.  off removes the table.  status says whether it is\n"
-	    "on, its rules in words, and its counters.\n"
+	    "to the proxy.  Then the flows connection tracking holds that the\n"
+	    "table would not let out (other users', and those with no socket\n"
+	    "left) are deleted, and a record of the table is left in\n"
+	    "/run/intutic-enforce for users who cannot ask nftables.  off\n"
+	    "removes the table and the record.  status says whether it is on,\n"
+	    "its rules in words, and its counters.\n"
 	    "\n"
 	    "--proxy-user USER    The user whose sockets may connect anywhere\n"
 	    "                     (default: the owner of the running proxy, from\n"
@@ -69,74 +73,23 @@ const struct cmd_entry cmd_enforce_entry = {
 	.exec = cmd_enforce_exec,
 };
 
-/*
- * CIDR[:PORT] (IPv6 with a port: [CIDR]:PORT) into n.  need_port 1: a
- * port must be there and no prefix (an ADDR:PORT).  Returns 0, or -1 after
- * printing a usage error naming opt.
- */
+/* hostfw_net_parse(), its errors as usage errors naming opt: 0 or -1. */
 static int
 enforce_net(const char *opt, const char *s, int need_port,
     struct hostfw_net *n)
 {
-	char buf[ENFORCE_ARG_MAX], *a, *p, *pfx, *end;
-	unsigned int full, i;
-	unsigned long v;
-
-	memset(n, 0, sizeof(*n));
-	if (strlen(s) >= sizeof(buf))
-		goto bad;
-	snprintf(buf, sizeof(buf), "%s", s);
-	a = buf;
-	p = NULL;
-	if (*a == '[') {
-		if ((end = strchr(a, ']')) == NULL || end[1] != ':')
-			goto bad;
-		*end = '\0';
-		a++;
-		p = end + 2;
-	} else if ((end = strrchr(a, ':')) != NULL && strchr(a, ':') == end) {
-		*end = '\0';		/* IPv4 with a port */
-		p = end + 1;
+	switch (hostfw_net_parse(s, need_port, n)) {
+	case 0:
+		return 0;
+	case -2:
+		cmd_usage_error(&cmd_enforce_entry, "enforce: --%s: '%s' would "
+		    "let everything out", opt, s);
+		return -1;
+	default:
+		cmd_usage_error(&cmd_enforce_entry, "enforce: --%s: '%s' is not "
+		    "%s", opt, s, need_port ? "an ADDR:PORT" : "a CIDR[:PORT]");
+		return -1;
 	}
-	if ((pfx = strchr(a, '/')) != NULL)
-		*pfx++ = '\0';
-	if (inet_pton(AF_INET, a, n->addr) == 1)
-		n->family = AF_INET;
-	else if (inet_pton(AF_INET6, a, n->addr) == 1)
-		n->family = AF_INET6;
-	else
-		goto bad;
-	full = n->family == AF_INET ? 32 : 128;
-	n->prefix = full;
-	if (pfx != NULL) {
-		errno = 0;
-		v = strtoul(pfx, &end, 10);
-		if (need_port || *pfx < '0' || *pfx > '9' || *end != '\0' ||
-		    errno != 0 || v > full)
-			goto bad;
-		if (v == 0) {
-			cmd_usage_error(&cmd_enforce_entry, "enforce: --%s: "
-			    "'%s' would let everything out", opt, s);
-			return -1;
-		}
-		n->prefix = (unsigned int)v;
-	}
-	for (i = n->prefix; i < full; i++)
-		n->addr[i / 8] &= (unsigned char)~(0x80 >> (i % 8));
-	if (p != NULL) {
-		errno = 0;
-		v = strtoul(p, &end, 10);
-		if (*p < '0' || *p > '9' || *end != '\0' || errno != 0 ||
-		    v < 1 || v > 65535)
-			goto bad;
-		n->port = (unsigned int)v;
-	} else if (need_port)
-		goto bad;
-	return 0;
- bad:
-	cmd_usage_error(&cmd_enforce_entry, "enforce: --%s: '%s' is not %s",
-	    opt, s, need_port ? "an ADDR:PORT" : "a CIDR[:PORT]");
-	return -1;
 }
 
 /* USER, a name or a number, into *uid.  Returns 0, or -1 (printed). */
@@ -163,35 +116,6 @@ enforce_user(const char *s, uid_t *uid)
 	return 0;
 }
 
-/*
- * The user the proxy's sockets belong to: the filesystem uid of pid (the
- * kernel gives a socket the fsuid of its creator), read from
- * /proc/PID/status.  Returns 0, or -1.
- */
-static int
-enforce_proc_uid(pid_t pid, uid_t *uid)
-{
-	char path[64], line[ENFORCE_STATUS_LINE_MAX];
-	unsigned long r, e, s, f;
-	FILE *fp;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "Uid: %lu %lu %lu %lu", &r, &e, &s, &f) ==
-		    4) {
-			found = 1;
-			break;
-		}
-	fclose(fp);
-	if (!found)
-		return -1;
-	*uid = (uid_t)f;
-	return 0;
-}
-
 static const char *
 enforce_user_name(uid_t uid, char *buf, size_t len)
 {
@@ -206,71 +130,48 @@ enforce_user_name(uid_t uid, char *buf, size_t len)
 }
 
 /*
- * The running proxy, if there is one: its user and its addresses into cfg.
- * Returns 1 when it runs, 0 when it does not, -1 after an error.
+ * Ends the tracked flows the table would not let out (it judges a packet on
+ * them by who sends it already: this leaves nothing to ride).  A failure is
+ * a warning: the table is in place.
  */
-static int
-enforce_proxy(const char *dir, struct hostfw_config *cfg, int want_uid)
+static void
+enforce_cut(const struct hostfw_config *cfg)
 {
-	struct proxy_state st;
-	struct proc p;
-	char err[STATE_ERROR_MAX];
-	struct hostfw_net *n;
+	struct conntrack_result res;
+	char why[HOSTFW_WHY_MAX], t[128];
 	size_t i;
-	uid_t uid;
-	int r;
 
-	switch (state_read(dir, &st, err, sizeof(err))) {
-	case STATE_OK:
-		break;
-	case STATE_MISSING:
-		return 0;
-	default:
-		fprintf(stderr, "intutic: enforce: %s\n", err);
-		return -1;
+	if (conntrack_cut(cfg, 0, &res, why, sizeof(why)) != 0) {
+		if (errno != EPROTONOSUPPORT && errno != ENOENT)
+			fprintf(stderr, "intutic: enforce: warning: %s: flows "
+			    "opened before may stay tracked (the table drops "
+			    "what they send)\n", why);
+		return;
 	}
-	if (proc_open(&p, st.pid) != 0)
-		return 0;
-	r = proc_kind(&p, NULL, 0) == PROC_PROXY &&
-	    enforce_proc_uid(st.pid, &uid) == 0 &&
-	    proc_kind(&p, NULL, 0) == PROC_PROXY;
-	proc_close(&p);
-	if (!r)
-		return 0;
-	if (want_uid)
-		cfg->uid = uid;
-	for (i = 0; i < st.nbind && cfg->nproxy < HOSTFW_PROXY_MAX; i++) {
-		/* A wildcard address is this host's: reached over loopback. */
-		if (strcmp(st.bind[i], "0.0.0.0") == 0 ||
-		    strcmp(st.bind[i], "::") == 0)
-			continue;
-		n = &cfg->proxy[cfg->nproxy];
-		memset(n, 0, sizeof(*n));
-		if (inet_pton(AF_INET, st.bind[i], n->addr) == 1) {
-			n->family = AF_INET;
-			n->prefix = 32;
-		} else if (inet_pton(AF_INET6, st.bind[i], n->addr) == 1) {
-			n->family = AF_INET6;
-			n->prefix = 128;
-		} else
-			continue;
-		n->port = st.port;
-		cfg->nproxy++;
-	}
-	return 1;
+	printf("intutic: enforce on: %zu of %zu tracked flows cut (the table "
+	    "would not let them out)%s\n", res.cut - res.gone, res.seen,
+	    res.nshown > 0 ? ":" : "");
+	for (i = 0; i < res.nshown; i++)
+		printf("  %s\n", conntrack_flow_text(&res.shown[i], t,
+		    sizeof(t)));
+	if (res.cut > res.nshown)
+		printf("  and %zu more\n", res.cut - res.nshown);
 }
 
 static int
 enforce_on(struct hostfw_config *cfg, const char *user, const char *dir,
     int dry_run)
 {
-	char why[HOSTFW_WHY_MAX], who[128];
+	char why[HOSTFW_WHY_MAX], who[128], err[STATE_ERROR_MAX];
 	int r;
 
 	if (user != NULL && enforce_user(user, &cfg->uid) != 0)
 		return EXIT_CANNOT_RUN;
-	if ((r = enforce_proxy(dir, cfg, user == NULL)) == -1)
+	if ((r = enforce_proxy_config(dir, cfg, user == NULL, err,
+	    sizeof(err))) == -1) {
+		fprintf(stderr, "intutic: enforce: %s\n", err);
 		return EXIT_CANNOT_RUN;
+	}
 	if (r == 0 && user == NULL) {
 		fprintf(stderr, "intutic: enforce: the proxy does not run "
 		    "(no live proxy in '%s') and no --proxy-user was given: "
@@ -297,15 +198,24 @@ enforce_on(struct hostfw_config *cfg, const char *user, const char *dir,
 	printf("intutic: enforce on: table %s %s installed; only %s may "
 	    "open connections beyond it\n", HOSTFW_FAMILY_NAME, HOSTFW_TABLE,
 	    enforce_user_name(cfg->uid, who, sizeof(who)));
-	return 0;
+	if (enforce_record_write(cfg, why, sizeof(why)) != 0)
+		fprintf(stderr, "intutic: enforce: warning: %s: the table is "
+		    "on, but users who cannot ask nftables (intutic exec, "
+		    "doctor) will not know it\n", why);
+	enforce_cut(cfg);
+	return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
 static int
 enforce_off(void)
 {
 	char why[HOSTFW_WHY_MAX];
+	int r;
 
-	switch (hostfw_remove(why, sizeof(why))) {
+	r = hostfw_remove(why, sizeof(why));
+	if (r != -1 && enforce_record_remove(why, sizeof(why)) != 0)
+		fprintf(stderr, "intutic: enforce: warning: %s\n", why);
+	switch (r) {
 	case 1:
 		printf("intutic: enforce off: table %s %s removed\n",
 		    HOSTFW_FAMILY_NAME, HOSTFW_TABLE);

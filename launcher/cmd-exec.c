@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "enforce-record.h"
 #include "exec.h"
 #include "fetch.h"
 #include "hostfw.h"
@@ -653,6 +654,31 @@ exec_rules(const struct proxy_loc *loc, char *err, size_t errlen)
 }
 
 /*
+ * Whether `intutic enforce` is on: nftables says, or (for a user who cannot
+ * ask it) the record enforce on left.  1, 0, or -1 when it cannot be told
+ * (said on stderr).
+ */
+static int
+exec_firewall(void)
+{
+	struct enforce_record rec;
+	char why[STATE_ERROR_MAX];
+	int fw;
+
+	if ((fw = hostfw_active(why, sizeof(why))) != -1)
+		return fw;
+	switch (enforce_record_read(&rec, why, sizeof(why))) {
+	case ENFORCE_RECORD_OK:
+		return 1;
+	case ENFORCE_RECORD_MISSING:
+		return 0;
+	default:
+		fprintf(stderr, "intutic exec: %s\n", why);
+		return -1;
+	}
+}
+
+/*
  * The enforcement level and the profile: 0 to go on, else the exit status
  * of a refusal (said on stderr).
  */
@@ -660,7 +686,7 @@ static int
 exec_policy(const struct exec_opts *o)
 {
 	struct settings s;
-	char err[1024], why[256];
+	char err[1024];
 	int fw;
 
 	if (settings_resolve(&s, err, sizeof(err)) != 0) {
@@ -683,7 +709,7 @@ exec_policy(const struct exec_opts *o)
 		    s.source);
 	if (o->sandbox != NULL)
 		return 0;
-	if ((fw = hostfw_active(why, sizeof(why))) == 1)
+	if ((fw = exec_firewall()) == 1)
 		return 0;
 	if (o->profile == PROFILE_PROD) {
 		fprintf(stderr, "intutic exec: profile prod: on the host only "

@@ -1483,3 +1483,68 @@ hostfw_vm_exists(const char *table, char *why, size_t whylen)
 {
 	return fw_exists(table, why, whylen);
 }
+
+/* --- networks as text ------------------------------------------------------ */
+
+const char *
+hostfw_net_text(const struct hostfw_net *n, char *buf, size_t len)
+{
+	return fw_net_text(n, buf, len);
+}
+
+int
+hostfw_net_parse(const char *s, int need_port, struct hostfw_net *n)
+{
+	char buf[HOSTFW_NET_TEXT_MAX], *a, *p, *pfx, *end;
+	unsigned int full, i;
+	unsigned long v;
+
+	memset(n, 0, sizeof(*n));
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", s);
+	a = buf;
+	p = NULL;
+	if (*a == '[') {
+		if ((end = strchr(a, ']')) == NULL || end[1] != ':')
+			return -1;
+		*end = '\0';
+		a++;
+		p = end + 2;
+	} else if ((end = strrchr(a, ':')) != NULL && strchr(a, ':') == end) {
+		*end = '\0';		/* IPv4 with a port */
+		p = end + 1;
+	}
+	if ((pfx = strchr(a, '/')) != NULL)
+		*pfx++ = '\0';
+	if (inet_pton(AF_INET, a, n->addr) == 1)
+		n->family = AF_INET;
+	else if (inet_pton(AF_INET6, a, n->addr) == 1)
+		n->family = AF_INET6;
+	else
+		return -1;
+	full = n->family == AF_INET ? 32 : 128;
+	n->prefix = full;
+	if (pfx != NULL) {
+		errno = 0;
+		v = strtoul(pfx, &end, 10);
+		if (need_port || *pfx < '0' || *pfx > '9' || *end != '\0' ||
+		    errno != 0 || v > full)
+			return -1;
+		if (v == 0)
+			return -2;
+		n->prefix = (unsigned int)v;
+	}
+	for (i = n->prefix; i < full; i++)
+		n->addr[i / 8] &= (unsigned char)~(0x80 >> (i % 8));
+	if (p != NULL) {
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (*p < '0' || *p > '9' || *end != '\0' || errno != 0 ||
+		    v < 1 || v > 65535)
+			return -1;
+		n->port = (unsigned int)v;
+	} else if (need_port)
+		return -1;
+	return 0;
+}

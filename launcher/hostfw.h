@@ -31,6 +31,19 @@ struct hostfw_net {
 	unsigned int	 port;		/* 0: every port */
 };
 
+#define HOSTFW_NET_TEXT_MAX	128	/* bytes of a CIDR[:PORT] as text */
+
+/*
+ * CIDR[:PORT] (IPv6 with a port: [CIDR]:PORT) into n; with need_port, an
+ * ADDR:PORT (a port, no prefix).  Returns 0; -1 when s is not that; -2 for
+ * a /0 (which would let everything out).
+ */
+int	 hostfw_net_parse(const char *s, int need_port, struct hostfw_net *n);
+
+/* n as hostfw_net_parse() reads it: "10.0.0.0/8", "[fd00::1]:53". */
+const char	*hostfw_net_text(const struct hostfw_net *n, char *buf,
+		    size_t len);
+
 /* What the table lets out. */
 struct hostfw_config {
 	uid_t			 uid;	/* the proxy's user: its sockets pass */

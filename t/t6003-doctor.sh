@@ -173,6 +173,7 @@ test_expect_success 'one line per check, in order, each with a verdict' '
 	microvm ok
 	nftables ok
 	enforce missing
+	conntrack warn
 	result missing
 	EOF
 	if ! test -r /dev/kvm || ! test -w /dev/kvm; then
@@ -360,7 +361,8 @@ test_expect_success SETPRIV 'without root: nftables cannot be told, said so; the
 	test "$code" = 0 &&
 	test_must_be_empty err &&
 	expect_line nftables warn "cannot tell: asking nftables needs root (CAP_NET_ADMIN); fix: run intutic doctor as root" &&
-	expect_line enforce warn "cannot tell whether \`intutic enforce\` is active (nftables could not be asked); fix: run intutic doctor as root" &&
+	expect_line enforce missing "not active (no record of \`intutic enforce on\` in /run/intutic-enforce); fix: \`intutic enforce on\`" &&
+	expect_line conntrack warn "cannot tell which tracked flows \`intutic enforce on\` would cut: reading connection tracking needs root (CAP_NET_ADMIN); fix: run intutic doctor as root" &&
 	line proxy &&
 	test_grep "^proxy +ok " line.proxy &&
 	expect_line result ok "this host has what level off needs"

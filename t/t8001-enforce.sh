@@ -99,27 +99,30 @@ start_proxy_as () {
 	PPORT=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))[\"port\"])" pstate/proxy.json)
 }
 
-# A client of the test user with flows opened before `enforce on`: a TCP
-# connection and a UDP flow to the witness, each carrying "before-*" (and
-# answered: both are established for connection tracking); then, once
-# FILE.go exists (at most 60 s), "after-*" on the same sockets.  What each
-# send and read did goes to FILE.out; the witness's log is what counts.
+# A client with flows opened before `enforce on`: a TCP connection and a
+# UDP flow to the witness, each carrying "[TAG]before-*" (and answered: both
+# are established for connection tracking); then, once FILE.go exists (at
+# most 60 s), "[TAG]after-*" on the same sockets.  Its local ports go to
+# FILE.ports ("TCP UDP"), what each send and read did to FILE.out; the
+# witness's log is what counts.
 FLOWS_PY='
 import os, socket, sys, time
 host, port, base = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+tag = sys.argv[4].encode() if len(sys.argv) > 4 else b""
 out = open(base + ".out", "w")
 def say(s):
     out.write(s + "\n"); out.flush()
 t = socket.create_connection((host, port), timeout=5)
-t.sendall(b"before-tcp"); say("tcp before: %r" % t.recv(64))
+t.sendall(tag + b"before-tcp"); say("tcp before: %r" % t.recv(64))
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 u.settimeout(5); u.connect((host, port))
-u.send(b"before-udp"); say("udp before: %r" % u.recv(64))
+u.send(tag + b"before-udp"); say("udp before: %r" % u.recv(64))
+open(base + ".ports", "w").write("%d %d\n" % (t.getsockname()[1], u.getsockname()[1]))
 open(base + ".ready", "w").write("ready\n")
 end = time.monotonic() + 60
 while not os.path.exists(base + ".go") and time.monotonic() < end:
     time.sleep(0.1)
-for name, s, data in (("tcp", t, b"after-tcp"), ("udp", u, b"after-udp")):
+for name, s, data in (("tcp", t, tag + b"after-tcp"), ("udp", u, tag + b"after-udp")):
     s.settimeout(2)
     for i in range(3):
         try:
@@ -145,6 +148,13 @@ except OSError as e:
 '
 dns_from () {
 	as "$1" "$PY" -c "$DNS_FROM_PY" "$2" "$3" "$OUT4"
+}
+
+# tracked PROTO PORT: how many flows connection tracking holds from local
+# port PORT to the witness (its /proc/net/nf_conntrack lines).
+tracked () {
+	grep -c " $1 .* src=$HOST4 dst=$OUT4 sport=$2 dport=$WITNESS_PORT " \
+		/proc/net/nf_conntrack
 }
 
 norm_counters () {
@@ -202,7 +212,34 @@ test_expect_success 'flows of the test user opened before enforce: TCP and UDP c
 	test_grep "^tcp before: b.before-tcp.\$" flows/f.out &&
 	test_grep "^udp before: b.ack:before-udp.\$" flows/f.out &&
 	test_grep "data=before-tcp\$" srv/witness.log &&
-	test_grep "data=before-udp\$" srv/witness.log
+	test_grep "data=before-udp\$" srv/witness.log &&
+	read -r TPORT UPORT <flows/f.ports &&
+	test "$(tracked tcp "$TPORT")" = 1 &&
+	test "$(tracked udp "$UPORT")" = 1
+'
+
+test_expect_success 'flows of the proxy user opened before enforce: tracked as well' '
+	mkdir pflows && chown "$PROXY_UID" pflows || return 1
+	as "$PROXY_UID" "$PY" -c "$FLOWS_PY" "$OUT4" "$WITNESS_PORT" "$PWD/pflows/p" proxy- \
+		</dev/null >pflows.log 2>&1 &
+	PFLOWS_PID=$!
+	test_atexit "touch $PWD/pflows/p.go; test_stop_child_ $PFLOWS_PID" &&
+	test_wait_for_file pflows/p.ready 10 &&
+	test_grep "data=proxy-before-tcp\$" srv/witness.log &&
+	read -r PTPORT PUPORT <pflows/p.ports &&
+	test "$(tracked tcp "$PTPORT")" = 1 &&
+	test "$(tracked udp "$PUPORT")" = 1
+'
+
+test_expect_success 'doctor, before enforce: the tracked flows enforce on would cut, the test user'"'"'s first' '
+	{ "$INTUTIC" doctor --state-dir "$PWD/pstate" >doc.out || :; } &&
+	grep "^conntrack " doc.out >line &&
+	cat line &&
+	test_grep "^conntrack +warn +[0-9]+ of [0-9]+ tracked flows would outlive .intutic enforce on. were they not cut \\(sent by users other than the proxy.s, uid $PROXY_UID, or with no socket left\\): uid $USER_UID " line &&
+	test_grep -F "uid $USER_UID tcp $HOST4:$TPORT > $OUT4:$WITNESS_PORT" line &&
+	test_grep -F "uid $USER_UID udp $HOST4:$UPORT > $OUT4:$WITNESS_PORT" line &&
+	test_grep -v -F "$HOST4:$PTPORT >" line &&
+	test_grep "; fix: .intutic enforce on. cuts them\$" line
 '
 
 test_expect_success 'status while off: exit 3' '
@@ -234,7 +271,7 @@ test_expect_success 'on: the owner of the running proxy, its address; --dry-run 
 	test_grep "meta skuid $PROXY_UID accept" dry.nft &&
 	test_grep "ip daddr $HOST4 tcp dport $PPORT accept" dry.nft &&
 	nft list ruleset >now.rules && test_cmp before.rules now.rules &&
-	"$INTUTIC" enforce on --state-dir "$PWD/pstate" &&
+	"$INTUTIC" enforce on --state-dir "$PWD/pstate" >on.out &&
 	nft list table inet intutic >live.nft &&
 	# the counters may have counted already: only their values are set to 0
 	norm_counters live.nft >live0.nft &&
@@ -242,6 +279,48 @@ test_expect_success 'on: the owner of the running proxy, its address; --dry-run 
 	nft list table inet foreign >foreign.now &&
 	sed -n "/^table inet foreign/,/^}/p" before.rules >foreign.before &&
 	test_cmp foreign.before foreign.now
+'
+
+test_expect_success 'on: the test user'"'"'s tracked flows are cut, the proxy user'"'"'s kept (as /proc/net/nf_conntrack shows)' '
+	cat on.out &&
+	test_grep "^intutic: enforce on: [1-9][0-9]* of [0-9]+ tracked flows cut \\(the table would not let them out\\):\$" on.out &&
+	test_grep -F "  uid $USER_UID tcp $HOST4:$TPORT > $OUT4:$WITNESS_PORT" on.out &&
+	test_grep -F "  uid $USER_UID udp $HOST4:$UPORT > $OUT4:$WITNESS_PORT" on.out &&
+	test_grep -v -F "$HOST4:$PTPORT >" on.out &&
+	test "$(tracked tcp "$TPORT")" = 0 &&
+	test "$(tracked udp "$UPORT")" = 0 &&
+	test "$(tracked tcp "$PTPORT")" = 1 &&
+	test "$(tracked udp "$PUPORT")" = 1
+'
+
+test_expect_success 'doctor while on: no tracked flow of another user left' '
+	{ "$INTUTIC" doctor --state-dir "$PWD/pstate" >doc.out || :; } &&
+	test_grep "^enforce +ok +active \\(table inet intutic\\)" doc.out &&
+	test_grep "^conntrack +ok +[0-9]+ tracked flows, none that .intutic enforce on. does not let out\$" doc.out
+'
+
+test_expect_success 'the record enforce on left: root'"'"'s, readable; another user'"'"'s doctor and exec know the table is on' '
+	rec=$(ls /run/intutic-enforce/net-*.json | while read -r f; do
+		grep -q "\"uid\": $PROXY_UID," "$f" && echo "$f"; done | head -n 1) &&
+	test -n "$rec" && cat "$rec" &&
+	test "$(stat -c "%u %a" "$rec")" = "0 644" &&
+	test_grep "\"proxy\": \\[\"$HOST4:$PPORT\"\\]" "$rec" &&
+	as "$USER_UID" "$INTUTIC" doctor --state-dir "$PWD/pstate" >udoc.out ;
+	cat udoc.out &&
+	test_grep "^enforce +ok +active, as .intutic enforce on. recorded at .* \\(nftables not asked: that needs root\\)\$" udoc.out &&
+	test_grep "^conntrack +warn +cannot tell " udoc.out &&
+	as "$USER_UID" env HOME="$PWD/uhome" "$INTUTIC" exec --state-dir "$PWD/pstate" -- true 2>uexec.err &&
+	cat uexec.err &&
+	test_grep -v "host firewall" uexec.err
+'
+
+test_expect_success 'a record others could have written is not believed' '
+	rec=$(ls /run/intutic-enforce/net-*.json | while read -r f; do
+		grep -q "\"uid\": $PROXY_UID," "$f" && echo "$f"; done | head -n 1) &&
+	chmod 666 "$rec" &&
+	as "$USER_UID" "$INTUTIC" doctor --state-dir "$PWD/pstate" >udoc.out ;
+	chmod 644 "$rec" &&
+	test_grep "^enforce +warn +cannot tell whether .intutic enforce. is active: enforce record .* is not to be trusted: it must belong to root and be writable by root only \\(owner uid 0, mode 0666\\); fix: run intutic doctor as root\$" udoc.out
 '
 
 test_expect_success 'status while on: exit 0, the rules in words, the counters' '
@@ -278,6 +357,14 @@ test_expect_success 'the flows opened before: nothing more reaches the outside (
 	test_grep -v "data=after-" srv/witness.log &&
 	test_grep -v "after: b.ack:after-udp" flows/f.out &&
 	test_grep -v "after: b.after-tcp" flows/f.out
+'
+
+test_expect_success 'the proxy user'"'"'s flows opened before: they go on' '
+	touch pflows/p.go &&
+	wait "$PFLOWS_PID"
+	cat pflows/p.out &&
+	test_grep "data=proxy-after-tcp\$" srv/witness.log &&
+	test_grep "data=proxy-after-udp\$" srv/witness.log
 '
 
 test_expect_success 'a UDP port the proxy'"'"'s user used, taken by the test user: its tracked flow carries nothing more' '
@@ -337,7 +424,9 @@ test_expect_success 'off: exactly the ruleset from before; off twice' '
 	test_grep "was not there" off.out &&
 	nft list ruleset >now.rules && test_cmp before.rules now.rules &&
 	test_expect_code 3 "$INTUTIC" enforce status >st.out &&
-	probe "$USER_UID" tcp "$OUT4" "$ORIGIN_PORT"
+	probe "$USER_UID" tcp "$OUT4" "$ORIGIN_PORT" &&
+	as "$USER_UID" "$INTUTIC" doctor --state-dir "$PWD/pstate" >udoc.out ;
+	test_grep "^enforce +missing +not active \\(no record of .intutic enforce on. in /run/intutic-enforce\\)" udoc.out
 '
 
 test_expect_success 'cleanup: the foreign table' '
