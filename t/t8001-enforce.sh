@@ -349,6 +349,21 @@ test_expect_success 'the test user: DNS is rejected at once' '
 	test_grep "dns_rejected +[1-9][0-9]* packets" st.out
 '
 
+test_expect_success 'the test user: raw and packet sockets refused; a namespace of its own, nft in it, reaches nothing' '
+	test_must_fail as "$USER_UID" "$PY" -c "import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)" 2>raw.err &&
+	test_grep "PermissionError" raw.err &&
+	test_must_fail as "$USER_UID" "$PY" -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_UDP)" 2>raw.err &&
+	test_grep "PermissionError" raw.err &&
+	as "$USER_UID" unshare -rn sh -c "
+		nft add table ip mine && nft add chain ip mine out \"{ type filter hook output priority 0; policy accept; }\" &&
+		ip link set lo up && echo nft-ok
+		exec $PY -c \"\$1\" udp $OUT4 $WITNESS_PORT" sh "$PROBE_PY" >ns.out 2>ns.err;
+	cat ns.out ns.err &&
+	test_grep "^nft-ok\$" ns.out &&
+	test_grep "^fail " ns.out &&
+	test_grep "Network is unreachable" ns.err
+'
+
 test_expect_success 'the flows opened before: nothing more reaches the outside (judged by its witness)' '
 	touch flows/f.go &&
 	wait "$FLOWS_PID"
