@@ -5,12 +5,15 @@
  * The envelope: every capability dropped but the five the image's
  * entrypoint needs to install its nftables table, hand the home over to
  * the sandbox user and then drop them all (NET_ADMIN, SETUID, SETGID,
- * SETPCAP, CHOWN), no new privileges, a read-only
- * root with tmpfs /tmp, /run and the sandbox home, limits on pids, memory
- * and CPUs, an init, no DNS, nothing of the host mounted unless
- * --sandbox-mount says so, and the environment by name only: `-e NAME` on
- * the runtime's command line, the value in its environment.  The proxy is
- * reached on the bridge's gateway address, as host.docker.internal.
+ * SETPCAP, CHOWN), no new privileges, intutic's seccomp profile
+ * (sandbox/seccomp.json: no namespaces, no socket families beyond unix,
+ * inet, inet6 and netlink), a read-only root with tmpfs /tmp, /run and the
+ * sandbox home, limits on pids, memory and CPUs, an init, no DNS (and a
+ * resolv.conf of intutic's that says so, over the image's), nothing of
+ * the host mounted unless --sandbox-mount says so, and the environment
+ * by name only: `-e NAME` on the runtime's command line, the value in its
+ * environment.  The proxy is reached on the bridge's gateway address, as
+ * host.docker.internal.
  */
 #include "config.h"
 
@@ -37,6 +40,8 @@
 #define OCI_HOST_NAME		"host.docker.internal"
 #define OCI_SANDBOX_HOME	"/sandbox/home"
 #define OCI_ENTRYPOINT		"/usr/local/bin/intutic-entrypoint"
+#define OCI_SECCOMP		"seccomp.json"	/* in the sandbox directory */
+#define OCI_RESOLV_CONF		"resolv.conf"	/* ditto */
 
 extern char **environ;
 
@@ -156,13 +161,17 @@ oci_proxy_reachable(const struct exec_run *run, const struct oci *c)
 	return -1;
 }
 
-/* Where the Dockerfiles are: INTUTIC_SANDBOX_DIR, installed, or the tree. */
+/*
+ * Where the sandbox's FILE is (a Dockerfile, the seccomp profile...): in
+ * INTUTIC_SANDBOX_DIR when set (and then only there), else the installed
+ * directory, else the source tree's; the first readable one's path in
+ * `path`.  0, or -1 (said where it looked, and the fix).
+ */
 static int
-oci_sandbox_dir(char *dir, size_t len)
+oci_sandbox_file(const char *file, char *path, size_t len)
 {
 	const char *env = getenv("INTUTIC_SANDBOX_DIR");
 	const char *cand[3];
-	char p[PATH_MAX];
 	size_t i;
 
 	cand[0] = env != NULL && *env != '\0' ? env : NULL;
@@ -171,17 +180,22 @@ oci_sandbox_dir(char *dir, size_t len)
 	for (i = 0; i < 3; i++) {
 		if (cand[i] == NULL)
 			continue;
-		snprintf(p, sizeof(p), "%s/Dockerfile", cand[i]);
-		if (access(p, R_OK) == 0) {
-			snprintf(dir, len, "%s", cand[i]);
+		if ((size_t)snprintf(path, len, "%s/%s", cand[i], file) < len &&
+		    access(path, R_OK) == 0)
 			return 0;
-		}
 		if (i == 0)
 			break;	/* asked for: no other */
 	}
-	fprintf(stderr, "intutic exec: no sandbox/Dockerfile (looked in %s%s"
-	    "%s and %s); nothing was run\n", cand[0] != NULL ? cand[0] : "",
-	    cand[0] != NULL ? ", " : "", cand[1], cand[2]);
+	if (cand[0] != NULL)
+		fprintf(stderr, "intutic exec: no %s in INTUTIC_SANDBOX_DIR "
+		    "'%s': point it at a directory that holds the sandbox's "
+		    "files (as %s does), or unset it; nothing was run\n", file, cand[0],
+		    cand[1]);
+	else
+		fprintf(stderr, "intutic exec: no sandbox/%s (looked in %s and "
+		    "%s): reinstall intutic (`make install` puts it in the "
+		    "first) or set INTUTIC_SANDBOX_DIR to a directory that holds "
+		    "it; nothing was run\n", file, cand[1], cand[2]);
 	return -1;
 }
 
@@ -190,13 +204,14 @@ static int
 oci_build(const struct oci *c, const char *image, const char *file,
     const char *base)
 {
-	char dir[PATH_MAX], df[PATH_MAX + 32], barg[512], varg[64], why[256];
+	char dir[PATH_MAX], df[PATH_MAX], barg[512], varg[64], why[256];
 	char *argv[16];
 	int n = 0, st;
 
-	if (oci_sandbox_dir(dir, sizeof(dir)) != 0)
+	if (oci_sandbox_file(file, df, sizeof(df)) != 0)
 		return -1;
-	snprintf(df, sizeof(df), "%s/%s", dir, file);
+	snprintf(dir, sizeof(dir), "%s", df);
+	*strrchr(dir, '/') = '\0';
 	snprintf(varg, sizeof(varg), "VERSION=%s", PACKAGE_VERSION);
 	fprintf(stderr, "intutic exec: building the sandbox image %s from %s "
 	    "(once; it is reused afterwards)\n", image, df);
@@ -361,6 +376,32 @@ oci_mount_arg(const char *spec, char *out, size_t len, char *dirout,
 	return 0;
 }
 
+/*
+ * The seccomp profile and the resolv.conf every container gets, as the
+ * runtime's arguments: "seccomp=PATH" and "PATH:/etc/resolv.conf:ro".
+ * Without them nothing runs.
+ */
+static int
+oci_shipped_args(char *seccomp, size_t seclen, char *resolv, size_t reslen)
+{
+	char path[PATH_MAX];
+
+	if (oci_sandbox_file(OCI_SECCOMP, path, sizeof(path)) != 0)
+		return -1;
+	snprintf(seccomp, seclen, "seccomp=%s", path);
+	if (oci_sandbox_file(OCI_RESOLV_CONF, path, sizeof(path)) != 0)
+		return -1;
+	if (strchr(path, ':') != NULL) {
+		fprintf(stderr, "intutic exec: '%s' cannot be mounted: its path "
+		    "has a ':' (the runtime's -v separator); set "
+		    "INTUTIC_SANDBOX_DIR to a copy of its directory without "
+		    "one; nothing was run\n", path);
+		return -1;
+	}
+	snprintf(resolv, reslen, "%s:/etc/resolv.conf:ro", path);
+	return 0;
+}
+
 int
 oci_run(const struct exec_run *run)
 {
@@ -372,6 +413,7 @@ oci_run(const struct exec_run *run)
 	char home[128], mounts[EXEC_LIST_MAX][2 * PATH_MAX + 8];
 	char allow[EXEC_LIST_MAX * 48], proxy_addr[96], memory[32], cpus[32];
 	char pids[32], workdir[PATH_MAX], *names[EXEC_ENV_MAX + 32];
+	char seccomp[PATH_MAX + 16], resolv[PATH_MAX + 32];
 	size_t i, n = 0, need, nnames = 0;
 	int st, r = EXIT_CANNOT_RUN;
 
@@ -385,7 +427,8 @@ oci_run(const struct exec_run *run)
 		    i == 0 ? workdir : why, i == 0 ? sizeof(workdir) :
 		    sizeof(why)) != 0)
 			return EXIT_USAGE;
-	if (oci_image(o, &c) != 0)
+	if (oci_shipped_args(seccomp, sizeof(seccomp), resolv,
+	    sizeof(resolv)) != 0 || oci_image(o, &c) != 0)
 		return EXIT_CANNOT_RUN;
 
 	snprintf(proxy_addr, sizeof(proxy_addr), "%s:%u", c.gateway,
@@ -417,7 +460,7 @@ oci_run(const struct exec_run *run)
 	snprintf(pids, sizeof(pids), "--pids-limit=%s",
 	    o->pids != NULL ? o->pids : OCI_DEFAULT_PIDS);
 
-	need = 40 + 2 * e.n + 2 * o->nmount;
+	need = 44 + 2 * e.n + 2 * o->nmount;
 	if (e.n > sizeof(names) / sizeof(names[0]))
 		need = OCI_ARGV_MAX + 1;
 	for (i = 0; o->argv[i] != NULL; i++)
@@ -449,6 +492,8 @@ oci_run(const struct exec_run *run)
 	/* The home tmpfs is made root's: the entrypoint hands it over. */
 	argv[n++] = (char *)"--cap-add=CHOWN";
 	argv[n++] = (char *)"--security-opt=no-new-privileges";
+	argv[n++] = (char *)"--security-opt";
+	argv[n++] = seccomp;
 	argv[n++] = (char *)"--read-only";
 	argv[n++] = (char *)"--tmpfs";
 	argv[n++] = (char *)"/tmp";
@@ -462,6 +507,9 @@ oci_run(const struct exec_run *run)
 	/* No resolver: names go to the proxy (docker has no "none"). */
 	argv[n++] = strcmp(c.name, "podman") == 0 ? (char *)"--dns=none" :
 	    (char *)"--dns=127.0.0.1";
+	/* ... and not the image's resolv.conf either (podman keeps it). */
+	argv[n++] = (char *)"-v";
+	argv[n++] = resolv;
 	argv[n++] = (char *)"--pull=never";
 	/* The image's own entrypoint or none: intutic's, or no run at all. */
 	argv[n++] = (char *)"--entrypoint=" OCI_ENTRYPOINT;

@@ -43,6 +43,11 @@
 #                            launcher runs it (SANDBOX_ENVELOPE), -e NAME for
 #                            each SANDBOX_ENV_NAMES set, --rm, labelled,
 #                            tracked by a cidfile; OPTS go before the image
+#   sandbox_exec_env         the environment intutic exec runs in here
+#   sandbox_exec [OPTS] -- CMD...
+#                            intutic exec --sandbox with $SANDBOX_IMAGE and
+#                            the test's limits, through start_proxy's proxy:
+#                            out, err and rc
 #   sandbox_proxy_env [ADDR:PORT]
 #                            export INTUTIC_SANDBOX_PROXY and the *_PROXY
 #                            variables for the proxy on the gateway
@@ -99,9 +104,11 @@ export CONTAINERS_CONF SANDBOX_IMAGE SANDBOX_BASE_IMAGE SANDBOX_FAR_ADDR \
 # What `intutic exec --sandbox` gives podman run (DESIGN.md, the OCI
 # backend): every capability dropped but the four the entrypoint needs (and
 # CHOWN: podman 4 cannot mount the home tmpfs owned by uid 1000), no new
-# privileges, a read-only root with tmpfs /tmp, /run and home, an init, and
-# limits.
-SANDBOX_ENVELOPE="--cap-drop=ALL --cap-add=NET_ADMIN --cap-add=SETUID --cap-add=SETGID --cap-add=SETPCAP --cap-add=CHOWN --security-opt=no-new-privileges --read-only --tmpfs /tmp --tmpfs /run --tmpfs /sandbox/home:mode=0700 --init --pids-limit $SANDBOX_PIDS --memory $SANDBOX_MEMORY --cpus $SANDBOX_CPUS"
+# privileges, intutic's seccomp profile, a read-only root with tmpfs /tmp,
+# /run and home, an init, and limits.  (Not the launcher's resolv.conf:
+# sandbox_run gives containers the test's resolver with --dns.)
+SANDBOX_SECCOMP=$top_srcdir/sandbox/seccomp.json
+SANDBOX_ENVELOPE="--cap-drop=ALL --cap-add=NET_ADMIN --cap-add=SETUID --cap-add=SETGID --cap-add=SETPCAP --cap-add=CHOWN --security-opt=no-new-privileges --security-opt seccomp=$SANDBOX_SECCOMP --read-only --tmpfs /tmp --tmpfs /run --tmpfs /sandbox/home:mode=0700 --init --pids-limit $SANDBOX_PIDS --memory $SANDBOX_MEMORY --cpus $SANDBOX_CPUS"
 # Passed by name (-e NAME) when set, as the launcher does.
 SANDBOX_ENV_NAMES="INTUTIC_SANDBOX_PROXY INTUTIC_SANDBOX_DNS INTUTIC_SANDBOX_ALLOW INTUTIC_SANDBOX_WORKDIR HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy NO_PROXY no_proxy"
 
@@ -349,6 +356,32 @@ sandbox_run () {
 # test_sandbox_quote_ WORD: WORD quoted for eval.
 test_sandbox_quote_ () {
 	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
+
+# sandbox_exec_env: the environment `intutic exec` runs in here: none of the
+# outer shell's proxy, rules or settings-API variables; the settings file
+# and the settings cache in the scratch directory.
+sandbox_exec_env () {
+	unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
+		INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy \
+		https_proxy all_proxy NO_PROXY no_proxy
+	INTUTIC_SETTINGS_FILE=$TRASH_DIRECTORY/settings.yaml
+	XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
+	export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME
+}
+
+# sandbox_exec [OPTIONS...] -- COMMAND [ARG...]: `intutic exec --sandbox`
+# through the proxy of start_proxy, with podman, $SANDBOX_IMAGE and the
+# test's limits (OPTIONS after them: a --sandbox-image of their own wins);
+# at most SANDBOX_RUN_SECONDS; stdout in out, stderr in err, the status in
+# rc (the function itself returns 0).
+sandbox_exec () {
+	rc=0
+	timeout -k 5 "$SANDBOX_RUN_SECONDS" "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" --sandbox --sandbox-runtime podman \
+		--sandbox-image "$SANDBOX_IMAGE" --sandbox-pids "$SANDBOX_PIDS" \
+		--sandbox-memory "$SANDBOX_MEMORY" --sandbox-cpus "$SANDBOX_CPUS" \
+		"$@" >out 2>err || rc=$?
 }
 
 # sandbox_gateway6: the IPv6 link-local address of podman's bridge in this

@@ -6,25 +6,9 @@ test_description='intutic exec --sandbox with real podman: the agent reaches onl
 sandbox_isolate_netns
 test_require_proxy curl
 
-unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
-	INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy \
-	all_proxy NO_PROXY no_proxy
-INTUTIC_SETTINGS_FILE=$TRASH_DIRECTORY/settings.yaml
-XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
-export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME
+sandbox_exec_env
 
 SECRET_VALUE=s3cr3t-7001-value
-
-# sbx ARGS... -- CMD...: intutic exec --sandbox with the image under test
-# and the test's limits; stdout in out, stderr in err, the status in rc.
-sbx () {
-	rc=0
-	timeout -k 5 "$SANDBOX_RUN_SECONDS" "$INTUTIC" exec \
-		--state-dir "$PROXY_DIR/state" --sandbox --sandbox-runtime podman \
-		--sandbox-image "$SANDBOX_IMAGE" --sandbox-pids "$SANDBOX_PIDS" \
-		--sandbox-memory "$SANDBOX_MEMORY" --sandbox-cpus "$SANDBOX_CPUS" \
-		"$@" >out 2>err || rc=$?
-}
 
 test_expect_success 'setup: the image, an origin, the far host, the proxy on the bridge' '
 	sandbox_setup &&
@@ -37,7 +21,7 @@ test_expect_success 'setup: the image, an origin, the far host, the proxy on the
 
 test_expect_success 'inside: an allowed origin through the proxy, the audit records carry the run' '
 	audit_mark &&
-	sbx -- sh -c "curl -sS --max-time 10 http://origin.test:$ORIGIN_PORT/ &&
+	sandbox_exec -- sh -c "curl -sS --max-time 10 http://origin.test:$ORIGIN_PORT/ &&
 		echo run=\$INTUTIC_RUN" &&
 	test "$rc" = 0 &&
 	test_grep "^hello from origin.test:$ORIGIN_PORT\$" out &&
@@ -49,7 +33,7 @@ test_expect_success 'inside: an allowed origin through the proxy, the audit reco
 '
 
 test_expect_success 'inside: a name the rules do not allow gets 403' '
-	sbx -- curl -sS --max-time 10 -o /dev/null -w "%{http_code}\n" \
+	sandbox_exec -- curl -sS --max-time 10 -o /dev/null -w "%{http_code}\n" \
 		"http://other.test:$ORIGIN_PORT/" &&
 	test "$rc" = 0 &&
 	echo 403 >expect &&
@@ -57,7 +41,7 @@ test_expect_success 'inside: a name the rules do not allow gets 403' '
 '
 
 test_expect_success 'inside: a direct connection to another host fails, through the proxy it is denied' '
-	sbx -- sh -c "
+	sandbox_exec -- sh -c "
 		if curl -sS --noproxy \"*\" --max-time 5 http://$SANDBOX_FAR_ADDR:$FAR_PORT/; then
 			echo DIRECT-REACHED
 		fi
@@ -67,7 +51,7 @@ test_expect_success 'inside: a direct connection to another host fails, through 
 '
 
 test_expect_success 'inside: no capability, not root, the firewall out of reach, / read-only' '
-	sbx -- sh -c "
+	sandbox_exec -- sh -c "
 		grep -E \"^Cap(Eff|Bnd)\" /proc/self/status
 		id -u
 		nft flush ruleset 2>/dev/null && echo FLUSHED
@@ -84,7 +68,7 @@ test_expect_success 'inside: no capability, not root, the firewall out of reach,
 '
 
 test_expect_success 'the exit status of the agent is the run'"'"'s' '
-	sbx -- sh -c "exit 42" &&
+	sandbox_exec -- sh -c "exit 42" &&
 	test "$rc" = 42
 '
 
@@ -92,7 +76,7 @@ test_expect_success 'the environment by name: a secret is inside, and on no comm
 	# (compared by its digest: the value itself on this command line would
 	# be what the test looks for)
 	printf "%s" "$SECRET_VALUE" | sha256sum >digest.expect &&
-	SECRET_7001=$SECRET_VALUE sbx -e SECRET_7001 -- sh -c "
+	SECRET_7001=$SECRET_VALUE sandbox_exec -e SECRET_7001 -- sh -c "
 		printf %s \"\$SECRET_7001\" | sha256sum
 		sleep 3" &
 	sbx_pid=$! &&
@@ -138,7 +122,7 @@ test_expect_success 'podman not there: 125 with the message, nothing started' '
 
 test_expect_success 'enforcement level require: a sandboxed run goes ahead' '
 	printf "sandbox:\n  enforcement: require\n" >"$INTUTIC_SETTINGS_FILE" &&
-	sbx -- sh -c "echo sandboxed" &&
+	sandbox_exec -- sh -c "echo sandboxed" &&
 	rm -f "$INTUTIC_SETTINGS_FILE" &&
 	test "$rc" = 0 &&
 	test_grep "^sandboxed\$" out
@@ -172,7 +156,7 @@ test_expect_success 'the default image: built from sandbox/Dockerfile on first u
 test_expect_success '--sandbox-mount: the directory inside, read-only with :ro, the working directory' '
 	mkdir -p work &&
 	echo "from the host" >work/file &&
-	sbx --sandbox-mount "$PWD/work:ro" -- sh -c "
+	sandbox_exec --sandbox-mount "$PWD/work:ro" -- sh -c "
 		pwd; cat file; touch new 2>/dev/null && echo WROTE; exit 0" &&
 	test "$rc" = 0 &&
 	test_grep "^$PWD/work\$" out &&
