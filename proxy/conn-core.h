@@ -1,0 +1,245 @@
+/*
+ * conn-core.h — a client connection as its core (conn.c) and the ways in
+ * see it.  The core knows no protocol: it accepts, reads a request head,
+ * runs the state table, keeps the timers, writes the records and closes.
+ * A way in (way-*.c) is one kind of request: it says which heads are its
+ * own and handles them, and its states are rows of the table.
+ *
+ *	way-connect.c	CONNECT: the 200, the peek, the hand-over to a tunnel
+ *	way-forward.c	absolute-form HTTP, forwarded in origin-form
+ *	way-api.c	the proxy's own API in origin-form (/healthz, ...)
+ *	conn-dial.c	for all of them: the run a request carries, the
+ *			decision by name, the look-up, the address, the dial
+ *
+ * A new way in is a file with its `struct conn_way`, an entry in
+ * conn_ways[] (conn.c), and its states in enum conn_state and conn_states[].
+ */
+#ifndef INTUTIC_CONN_CORE_H
+#define INTUTIC_CONN_CORE_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <stdint.h>
+
+#include <event2/bufferevent.h>
+
+#include "conn.h"
+#include "http.h"
+#include "proxy.h"
+#include "rules.h"
+#include "runs.h"
+
+/*
+ * An address as text, or the refused addresses of a name, as the audit
+ * record's `addr` and a 403 name them.
+ */
+#define CONN_ADDR_TEXT_MAX	256
+
+enum conn_state {
+	CONN_HEAD = 0,		/* reading the client's request head */
+	CONN_RESOLVE,		/* waiting for evdns */
+	CONN_DIAL,		/* connecting to the pinned address */
+	CONN_PEEK,		/* CONNECT answered; waiting for the client's bytes */
+	CONN_TUNNEL,		/* relaying both ways */
+	CONN_HTTP,		/* forwarding one absolute-form exchange */
+	CONN_FINISH,		/* writing a last answer, then closing */
+	CONN_STATE_COUNT
+};
+
+struct conn_way;
+
+/*
+ * Everything that belongs to one request on a connection: a connection may
+ * carry several (keep-alive absolute-form requests, then perhaps a CONNECT),
+ * and each is decided once and recorded once.  conn_req_begin() is the one
+ * place it is reset.
+ */
+struct conn_req {
+	const struct conn_way	*way;		/* whose request it is */
+	char			 run[RUN_ID_MAX];	/* "" for none */
+	const char		*proto;		/* "connect" | "http" */
+	struct rules_host	 host;
+	uint16_t		 port;
+	struct rules_decision	 d;
+	enum conn_reason	 reason;
+	int			 decided;	/* decision record written */
+	int			 report_only;	/* denied, let through (report) */
+	int			 status;	/* HTTP status answered */
+	struct sockaddr_storage	 addr;		/* pinned */
+	socklen_t		 addrlen;
+	char			 addr_text[CONN_ADDR_TEXT_MAX];
+	char			 sni[256];
+	int			 has_sni;
+	uint64_t		 down_mark;	/* c->bytes_down at its start */
+
+	/* An absolute-form exchange. */
+	struct http_framing	*body;		/* its body in flight */
+	int			 body_done;	/* all of it read */
+	int			 is_head;	/* HEAD: no response body */
+	int			 upgrade;	/* asks for an Upgrade */
+	int			 keep_alive;	/* the client keeps the connection */
+};
+
+struct conn {
+	uint64_t		 id;
+	struct worker		*w;
+	struct proxy		*p;
+	enum conn_state		 state;
+	struct bufferevent	*client;
+	struct bufferevent	*up;		/* the origin */
+	struct rules		*rules;		/* this connection's set */
+	struct event		*timer;
+	struct resolve		*res;		/* look-up in flight */
+	struct timeval		 started;
+	struct timeval		 last_io;	/* for the idle timeout */
+	char			 client_text[64];
+	int			 depth;		/* callbacks of c running */
+	int			 closing;	/* closed; freed at depth 0 */
+	int			 decisions;	/* decision records written */
+
+	struct conn_req		 req;		/* the request being handled */
+
+	/* Absolute-form HTTP: one exchange at a time on a keep-alive pair. */
+	struct evbuffer		*fwd;		/* to the origin, not yet sent */
+	struct evbuffer		*back;		/* to the client, not yet sent */
+	struct http_framing	*resp_framing;	/* response body in flight */
+	int			 up_keep_alive;
+	int			 resp_until_eof;
+	int			 up_ready;	/* c->up connected to up_host */
+	char			 up_host[RULES_HOST_TEXT_MAX];
+	char			 up_addr[CONN_ADDR_TEXT_MAX];	/* its address */
+	uint16_t		 up_port;
+
+	/* Tunnel: from the peek on, the sockets are the tunnel's. */
+	struct tunnel		*tun;
+	uint64_t		 bytes_up;	/* before the tunnel, then all */
+	uint64_t		 bytes_down;
+	int			 tunnel_counted;
+
+	TAILQ_ENTRY(conn)	 entry;
+};
+
+/* --- the state table ------------------------------------------------------ */
+
+/*
+ * What each state does with the sockets.  conn_set_state() installs it:
+ * the bufferevents' callbacks are always the core's, which run the state's
+ * handler for the side the event is on (none: the event changes nothing;
+ * no client_event or up_event: the connection closes); then the reading
+ * each side does, the client's read watermark, and the state's timer, whose
+ * end runs on_timeout.  Within a state, backpressure may stop and start
+ * reading again.
+ */
+typedef void	(*conn_io_fn)(struct conn *);
+typedef void	(*conn_ev_fn)(struct conn *, short);
+
+enum conn_io {
+	CONN_IO_KEEP = 0,	/* as it is (no epoll_ctl(2) on the way) */
+	CONN_IO_READ,		/* reading */
+	CONN_IO_STOP,		/* not reading */
+	CONN_IO_PORT,		/* reading if the allow entry names the port */
+	CONN_IO_WRITE,		/* not reading; writing what is left */
+};
+
+enum conn_wm {
+	CONN_WM_KEEP = 0,
+	CONN_WM_HEAD,		/* reads up to a request head too many */
+	CONN_WM_PEEK,		/* up to a ClientHello or a request head */
+	CONN_WM_FLOW,		/* no read limit; write backpressure */
+};
+
+#define CONN_TIMEOUT_FINISH	((size_t)-1)	/* PROXY_FINISH_MS */
+
+struct conn_state_def {
+	const char	*name;
+	size_t		 timeout;	/* offset of its proxy_config field */
+	conn_io_fn	 client_read, client_write;
+	conn_io_fn	 up_read, up_write;
+	conn_ev_fn	 client_event, up_event;
+	conn_io_fn	 on_timeout;
+	enum conn_io	 client_io, up_io;
+	enum conn_wm	 wm;
+	int		 bulk;		/* large reads and writes */
+};
+
+/* The other files' states (conn_states[] in conn.c holds all). */
+extern const struct conn_state_def conn_state_resolve;	/* conn-dial.c */
+extern const struct conn_state_def conn_state_dial;	/* conn-dial.c */
+extern const struct conn_state_def conn_state_peek;	/* way-connect.c */
+extern const struct conn_state_def conn_state_tunnel;	/* way-connect.c */
+extern const struct conn_state_def conn_state_http;	/* way-forward.c */
+
+/* --- the ways in ---------------------------------------------------------- */
+
+struct conn_way {
+	const char	*name;
+	/* 1 when the request head h is this way's. */
+	int		(*claims)(const struct http_head *h);
+	/*
+	 * Handles it: h has been parsed from the first h->len bytes of the
+	 * client's input (avail of them there); they are still in it.
+	 */
+	void		(*request)(struct conn *c, const struct http_head *h,
+			    size_t avail);
+	/* The origin is connected (conn-dial.c dialled it). */
+	void		(*dialled)(struct conn *c);
+};
+
+extern const struct conn_way conn_way_connect;	/* way-connect.c */
+extern const struct conn_way conn_way_api;	/* way-api.c */
+extern const struct conn_way conn_way_forward;	/* way-forward.c */
+
+/* --- the core (conn.c) ------------------------------------------------------ */
+
+struct conn	*conn_enter(void *arg);
+void		 conn_leave(struct conn *c);
+void		 conn_set_state(struct conn *c, enum conn_state s);
+void		 conn_bev_init(struct conn *c, struct bufferevent *bev);
+void		 conn_close(struct conn *c);
+/* A new request of way's on the connection, in proto. */
+void		 conn_req_begin(struct conn *c, const struct conn_way *way,
+		    const char *proto);
+/* The request's fate: its decision record (once) and its counters. */
+void		 conn_decided(struct conn *c, enum rules_verdict verdict,
+		    enum conn_reason reason);
+/* Answers status (naming reason and detail), then closes. */
+void		 conn_fail(struct conn *c, int status, enum conn_reason reason,
+		    const char *detail);
+/* A refusal: decided RULES_DENY, answered, closed. */
+void		 conn_deny(struct conn *c, int status, enum conn_reason reason,
+		    const char *detail);
+/* The last words are in the client's output: close once written. */
+void		 conn_finish(struct conn *c);
+/* Frees the origin side. */
+void		 conn_up_drop(struct conn *c);
+/* Reads the next request head from the client's input. */
+void		 conn_read_head(struct conn *c);
+/*
+ * For a state that times out when idle: 1 when c has been idle for
+ * --idle-timeout (counted), else 0 with the timer set for what is left.
+ */
+int		 conn_idle_expired(struct conn *c);
+enum conn_reason conn_reason_of(enum rules_reason r);
+void		 conn_sockaddr_text(const struct sockaddr *sa, char *buf,
+		    size_t len, int with_port);
+
+/* --- for every way (conn-dial.c) ------------------------------------------- */
+
+/*
+ * The run the request carries (Proxy-Authorization); 0, or -1 when it was
+ * refused (407) and answered.
+ */
+int		 conn_identify(struct conn *c, const struct http_head *h);
+/* Decides (host, port) by name; 0 to go on, -1 when answered already. */
+int		 conn_decide(struct conn *c);
+/* Looks the host up (or takes its literal), picks an address, dials. */
+void		 conn_reach(struct conn *c);
+
+/* --- way-connect.c ---------------------------------------------------------- */
+
+/* The pair becomes a tunnel (after a CONNECT's peek, or a 101). */
+void		 conn_tunnel_enter(struct conn *c);
+
+#endif /* INTUTIC_CONN_CORE_H */

@@ -1,0 +1,461 @@
+/*
+ * conn-dial.c — what every way in does before its origin is connected:
+ * the run a request carries (Proxy-Authorization), the decision by name,
+ * the look-up (evdns, resolve.c), the address picked by the rules, the
+ * dial; and the states RESOLVE and DIAL.  When the origin is connected the
+ * request's way goes on (its dialled()).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/bufferevent.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "conn-core.h"
+#include "http.h"
+#include "proxy.h"
+#include "resolve.h"
+#include "rules.h"
+#include "runs.h"
+
+static void	conn_dial(struct conn *);
+static void	conn_dial_event(struct conn *, short);
+
+/* Decides (host, port) by name; 0 to go on, -1 when answered already. */
+int
+conn_decide(struct conn *c)
+{
+	rules_decide(c->rules, &c->req.host, c->req.port, &c->req.d);
+	if (c->req.d.verdict == RULES_ALLOW)
+		return 0;
+	if (rules_mode(c->rules) == RULES_MODE_REPORT) {
+		/* Decide and log, let it through. */
+		c->req.report_only = 1;
+		return 0;
+	}
+	conn_fail(c, 403, conn_reason_of(c->req.d.reason),
+	    c->req.d.reason == RULES_REASON_PORT_NOT_ALLOWED ?
+	    "this port is not allowed for this host" :
+	    c->req.d.reason == RULES_REASON_DENIED ? "denied by a deny rule" :
+	    "this host is not on the allowlist");
+	return -1;
+}
+
+static void
+conn_pin_addr(struct conn *c, const struct sockaddr *sa, socklen_t len)
+{
+	memcpy(&c->req.addr, sa, len);
+	c->req.addrlen = len;
+	conn_sockaddr_text(sa, c->req.addr_text, sizeof(c->req.addr_text), 0);
+}
+
+/*
+ * The refused addresses of a name, for its audit records: as the
+ * addresses are text ("10.1.2.3,::ffff:127.0.0.1"), in the order they
+ * were considered, cut at an address that does not fit.
+ */
+static void
+conn_refused_addrs(struct conn *c, const struct rules_pick *pick,
+    const struct rules_addr *addrs)
+{
+	char text[RULES_ADDR_TEXT_MAX];
+	size_t i, used = 0, len;
+
+	c->req.addr_text[0] = '\0';
+	for (i = 0; i < pick->nrefused; i++) {
+		rules_addr_text(&addrs[pick->refused[i]], text, sizeof(text));
+		len = strlen(text);
+		if (used + (used > 0) + len + 1 > sizeof(c->req.addr_text))
+			break;
+		if (used > 0)
+			c->req.addr_text[used++] = ',';
+		memcpy(c->req.addr_text + used, text, len + 1);
+		used += len;
+	}
+}
+
+/*
+ * Picks the address to dial with rules_pick_addr(), as `intutic rules
+ * test` does: the first the rules allow, IPv4 answers before IPv6 ones;
+ * the proxy's own addresses are skipped (never a loop, not even in report
+ * mode); the others are never dialled.  In report mode, when none is
+ * allowed, the first refused one is dialled all the same and the decision
+ * records its denial.  A refusal names the refused addresses: in the
+ * records' addr, and with why each was refused in the answer's body.
+ */
+static int
+conn_pin(struct conn *c, struct resolve_answers *ans)
+{
+	struct rules_addr addrs[RULES_PICK_MAX];
+	unsigned char skip[RULES_PICK_MAX];
+	struct rules_pick pick;
+	struct sockaddr *sa;
+	char refused[512], detail[640];
+	size_t i, n = ans->n < RULES_PICK_MAX ? ans->n : RULES_PICK_MAX;
+	int own = 0;
+
+	memset(addrs, 0, sizeof(addrs));
+	memset(skip, 0, sizeof(skip));
+	for (i = 0; i < n; i++) {
+		sa = (struct sockaddr *)&ans->addrs[i];
+		if (sa->sa_family == AF_INET) {
+			addrs[i].family = AF_INET;
+			addrs[i].v4 = ((struct sockaddr_in *)sa)->sin_addr;
+			((struct sockaddr_in *)sa)->sin_port = htons(c->req.port);
+		} else if (sa->sa_family == AF_INET6) {
+			addrs[i].family = AF_INET6;
+			addrs[i].v6 = ((struct sockaddr_in6 *)sa)->sin6_addr;
+			((struct sockaddr_in6 *)sa)->sin6_port = htons(c->req.port);
+		} else
+			continue;	/* another family: skipped */
+		if (proxy_is_own_addr(c->p, sa))
+			own = skip[i] = 1;
+	}
+	rules_pick_addr(c->rules, addrs, skip, n, c->req.port, &pick);
+	if (pick.picked != pick.n) {
+		conn_pin_addr(c, (struct sockaddr *)&ans->addrs[pick.picked],
+		    ans->lens[pick.picked]);
+		return 0;
+	}
+	if (pick.nrefused > 0) {
+		/*
+		 * A name denied already (report mode) keeps that reason;
+		 * else the first refused address decides, with its deny
+		 * entry, or none for an internal one (not the entry that
+		 * allowed the name).
+		 */
+		if (!c->req.report_only)
+			c->req.d = pick.d;
+		if (pick.dial != pick.n) {
+			c->req.report_only = 1;
+			conn_pin_addr(c, (struct sockaddr *)&ans->addrs[pick.dial],
+			    ans->lens[pick.dial]);
+			return 0;
+		}
+		conn_refused_addrs(c, &pick, addrs);
+		rules_pick_refused_text(&pick, addrs, refused, sizeof(refused));
+		snprintf(detail, sizeof(detail), "the name resolves only to "
+		    "refused addresses: %s", refused);
+		conn_fail(c, 403, conn_reason_of(pick.d.reason), detail);
+	} else if (own) {
+		conn_deny(c, 403, CONN_REASON_OWN_ADDRESS,
+		    "the destination is the proxy itself");
+	} else
+		conn_fail(c, 502, CONN_REASON_DNS_FAILED,
+		    "the name has no IPv4 or IPv6 address");
+	return -1;
+}
+
+/*
+ * Nothing more from the client while the origin is looked up or dialled.
+ * (Reading on would let its EOF come before the 200, and a client that
+ * half-closed after its early bytes could not be told from one that left.)
+ * Called only when the answer is not there at once: disabling and enabling
+ * again in the same callback would cost an epoll_ctl(2).
+ */
+static void
+conn_wait_origin(struct conn *c)
+{
+	bufferevent_disable(c->client, EV_READ);
+}
+
+static void
+conn_resolved_cb(enum resolve_status status,
+    const struct resolve_answers *answers, void *arg)
+{
+	struct conn *c = conn_enter(arg);
+	struct resolve_answers ans;
+	char detail[512];
+
+	c->res = NULL;
+	if (status != RESOLVE_OK) {
+		METRIC_ADD(c->p, dns_failures, 1);
+		snprintf(detail, sizeof(detail), "cannot resolve '%s': %s",
+		    c->req.host.text, resolve_strerror(status));
+		if (status == RESOLVE_TIMEOUT)
+			conn_fail(c, 504, CONN_REASON_DNS_TIMEOUT, detail);
+		else
+			conn_fail(c, 502, CONN_REASON_DNS_FAILED, detail);
+	} else {
+		ans = *answers;
+		if (conn_pin(c, &ans) == 0)
+			conn_dial(c);
+	}
+	conn_leave(c);
+}
+
+static void
+conn_resolve(struct conn *c)
+{
+	struct resolve *r;
+
+	conn_set_state(c, CONN_RESOLVE);
+	METRIC_ADD(c->p, dns_lookups, 1);
+	/* A name in the hosts file is answered before this returns. */
+	r = resolve_start(c->w->dns, c->p->hosts, c->req.host.text,
+	    conn_resolved_cb, c);
+	if (r == NULL)
+		return;		/* answered: c may be gone already */
+	c->res = r;
+	conn_wait_origin(c);
+	if (evdns_base_count_nameservers(c->w->dns) == 0) {
+		/* Not in the hosts file and nobody to ask: fail now. */
+		resolve_cancel(r);
+		c->res = NULL;
+		METRIC_ADD(c->p, dns_failures, 1);
+		conn_fail(c, 502, CONN_REASON_DNS_FAILED,
+		    "the name is not in the hosts file and no nameserver is "
+		    "configured");
+	}
+}
+
+/* A literal address is its own answer, checked like a resolved one. */
+static void
+conn_use_literal(struct conn *c)
+{
+	struct resolve_answers ans;
+
+	memset(&ans, 0, sizeof(ans));
+	ans.n = 1;
+	if (c->req.host.kind == RULES_HOST_IPV4) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ans.addrs[0];
+
+		s4->sin_family = AF_INET;
+		s4->sin_addr = c->req.host.v4;
+		ans.lens[0] = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ans.addrs[0];
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = c->req.host.v6;
+		ans.lens[0] = sizeof(*s6);
+	}
+	if (conn_pin(c, &ans) == 0)
+		conn_dial(c);
+}
+
+void
+conn_reach(struct conn *c)
+{
+	if (c->req.host.kind == RULES_HOST_NAME)
+		conn_resolve(c);
+	else
+		conn_use_literal(c);
+}
+
+/*
+ * True when a non-blocking connect(2) that said EINPROGRESS is done all the
+ * same: to a loopback or other local address the handshake completes in
+ * the call itself.  (To a remote origin it is one getsockopt(2) that finds
+ * SYN_SENT, next to a network round trip.)
+ */
+static int
+connected_now(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	    ti.tcpi_state == TCP_ESTABLISHED;
+}
+
+/*
+ * Dials the pinned address.  A connection that is up when connect(2)
+ * returns goes on at once (one loop pass, an epoll_ctl(2) and a
+ * getsockopt(2) less than waiting to be told it is writable); any other
+ * is left to the bufferevent to finish.
+ */
+static void
+conn_dial(struct conn *c)
+{
+	char detail[CONN_ADDR_TEXT_MAX + 128];
+	int fd, one = 1, now = 0;
+
+	conn_up_drop(c);
+	fd = socket(c->req.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		goto fail;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&c->req.addr, c->req.addrlen) == 0)
+		now = 1;
+	else if (errno == EINPROGRESS)
+		now = connected_now(fd);
+	else {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		goto fail;
+	}
+	/* A bufferevent that could not be made does not own the fd. */
+	if ((c->up = bufferevent_socket_new(c->w->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		close(fd);
+		conn_close(c);
+		return;
+	}
+	conn_bev_init(c, c->up);
+	conn_set_state(c, CONN_DIAL);
+	if (now) {
+		conn_dial_event(c, BEV_EVENT_CONNECTED);
+		return;
+	}
+	/* No address: the connect is under way already. */
+	if (bufferevent_socket_connect(c->up, NULL, 0) != 0) {
+		conn_close(c);
+		return;
+	}
+	conn_wait_origin(c);
+	return;
+fail:
+	snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
+	    c->req.addr_text, strerror(errno));
+	conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+}
+
+/* The origin is connected, or could not be: the request's way goes on. */
+static void
+conn_dial_event(struct conn *c, short what)
+{
+	char detail[CONN_ADDR_TEXT_MAX + 128];
+	int e = EVUTIL_SOCKET_ERROR();
+
+	if (!(what & BEV_EVENT_CONNECTED)) {
+		snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
+		    c->req.addr_text, evutil_socket_error_to_string(e));
+		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+		return;
+	}
+	c->req.way->dialled(c);
+}
+
+/* Decodes base64 (RFC 4648, padded); the length, or -1. */
+static ssize_t
+base64_decode(const char *in, size_t len, char *out, size_t outlen)
+{
+	static const char set[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned int acc = 0, bits = 0;
+	size_t i, n = 0, pad = 0;
+	const char *p;
+
+	if (len % 4 != 0)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (in[i] == '=') {
+			if (++pad > 2 || i < len - 2)
+				return -1;
+			continue;
+		}
+		if (pad > 0 || in[i] == '\0' || (p = strchr(set, in[i])) == NULL)
+			return -1;
+		acc = (acc << 6) | (unsigned int)(p - set);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n >= outlen)
+				return -1;
+			out[n++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	return (ssize_t)n;
+}
+
+/*
+ * The run a request belongs to, from Proxy-Authorization (Basic RUN:TOKEN,
+ * as a proxy URL http://RUN:TOKEN@host:port makes clients send it).  No
+ * credentials: no run.  Credentials of no registered run: 407, denied
+ * (proxy-auth), returns -1.  The token is never kept or written.
+ */
+int
+conn_identify(struct conn *c, const struct http_head *h)
+{
+	const struct http_header *a = http_header_find(h, "proxy-authorization");
+	char cred[RUN_ID_MAX + RUN_TOKEN_MAX + 2];
+	const char *v, *colon;
+	ssize_t n = -1;
+	size_t len;
+
+	c->req.run[0] = '\0';
+	if (a == NULL)
+		return 0;
+	v = a->value;
+	len = a->value_len;
+	if (len > 6 && strncasecmp(v, "Basic ", 6) == 0) {
+		v += 6;
+		len -= 6;
+		while (len > 0 && *v == ' ') {
+			v++;
+			len--;
+		}
+		n = base64_decode(v, len, cred, sizeof(cred));
+	}
+	if (n > 0 && (colon = memchr(cred, ':', (size_t)n)) != NULL &&
+	    runs_check(c->p->runs, cred, (size_t)(colon - cred), colon + 1,
+	    (size_t)n - (size_t)(colon - cred) - 1)) {
+		memcpy(c->req.run, cred, (size_t)(colon - cred));
+		c->req.run[colon - cred] = '\0';
+		explicit_bzero(cred, sizeof(cred));
+		return 0;
+	}
+	explicit_bzero(cred, sizeof(cred));
+	conn_deny(c, 407, CONN_REASON_PROXY_AUTH,
+	    "the proxy credentials name no run this proxy knows: start the "
+	    "command with `intutic exec`, which registers its run");
+	return -1;
+}
+
+/* No answer may come after this: the request has its fate. */
+static void
+conn_resolve_timeout(struct conn *c)
+{
+	char detail[128];
+
+	if (c->res != NULL) {
+		resolve_cancel(c->res);
+		c->res = NULL;
+	}
+	METRIC_ADD(c->p, timeouts, 1);
+	METRIC_ADD(c->p, dns_failures, 1);
+	snprintf(detail, sizeof(detail), "the name did not resolve within %d "
+	    "ms (--dns-timeout)", c->p->cfg.dns_ms);
+	conn_fail(c, 504, CONN_REASON_DNS_TIMEOUT, detail);
+}
+
+static void
+conn_dial_timeout(struct conn *c)
+{
+	char detail[128];
+
+	METRIC_ADD(c->p, timeouts, 1);
+	snprintf(detail, sizeof(detail), "the origin did not accept the "
+	    "connection within %d ms (--connect-timeout)", c->p->cfg.connect_ms);
+	conn_fail(c, 504, CONN_REASON_CONNECT_TIMEOUT, detail);
+}
+
+const struct conn_state_def conn_state_resolve = {
+	.name = "resolve", .timeout = offsetof(struct proxy_config, dns_ms),
+	.on_timeout = conn_resolve_timeout,
+	.client_io = CONN_IO_KEEP, .up_io = CONN_IO_KEEP, .wm = CONN_WM_KEEP,
+};
+
+const struct conn_state_def conn_state_dial = {
+	.name = "dial", .timeout = offsetof(struct proxy_config, connect_ms),
+	.up_event = conn_dial_event,
+	.on_timeout = conn_dial_timeout,
+	.client_io = CONN_IO_KEEP, .up_io = CONN_IO_KEEP, .wm = CONN_WM_KEEP,
+};
