@@ -38,6 +38,7 @@
 
 #include "audit.h"
 #include "conn-core.h"
+#include "evio.h"
 #include "http.h"
 #include "log.h"
 #include "proxy.h"
@@ -677,28 +678,11 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 static void
 conn_read_now(struct conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->client);
-	struct evbuffer_iovec v;
 	size_t want = c->p->cfg.head_max + 1;
-	ssize_t n;
-	int r;
 
 	if (want > CONN_FIRST_READ)
 		want = CONN_FIRST_READ;
-	/* The bufferevent keeps its input's end frozen: only it adds there. */
-	evbuffer_unfreeze(in, 0);
-	if (evbuffer_reserve_space(in, (ev_ssize_t)want, &v, 1) != 1) {
-		evbuffer_freeze(in, 0);
-		return;
-	}
-	if (v.iov_len > want)
-		v.iov_len = want;
-	n = recv(bufferevent_getfd(c->client), v.iov_base, v.iov_len, 0);
-	if (n > 0)
-		v.iov_len = (size_t)n;
-	r = n > 0 ? evbuffer_commit_space(in, &v, 1) : -1;
-	evbuffer_freeze(in, 0);
-	if (r == 0)
+	if (evio_read_now(c->client, want) > 0)
 		conn_read_cb(c->client, c);
 }
 

@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "conn-core.h"
+#include "evio.h"
 #include "http.h"
 #include "log.h"
 #include "proxy.h"
@@ -137,27 +138,6 @@ conn_http_send(struct conn *c)
 }
 
 /*
- * Sends what `stage` holds to `bev`'s socket: at once when nothing waits
- * before it, and what the socket does not take (or everything, when
- * something waits) through the bufferevent.  Left to the bufferevent, a
- * write waits to be told the socket is writable: an epoll_ctl(2) to ask, a
- * pass through the loop and one more epoll_ctl(2) to stop asking.  A socket
- * error is left to the bufferevent too, which reports it.  Returns -1 when
- * out of memory.
- */
-static int
-conn_push(struct bufferevent *bev, struct evbuffer *stage)
-{
-	struct evbuffer *out = bufferevent_get_output(bev);
-
-	if (evbuffer_get_length(stage) > 0 && evbuffer_get_length(out) == 0)
-		(void)evbuffer_write(stage, bufferevent_getfd(bev));
-	if (evbuffer_get_length(stage) == 0)
-		return 0;
-	return evbuffer_add_buffer(out, stage);
-}
-
-/*
  * Moves the bytes of the current message from `from` to `to` as framing
  * says; what follows the message stays in `from`.  Returns -1 on a framing
  * error, else whether the message is complete.
@@ -191,7 +171,7 @@ static int
 conn_http_push(struct conn *c, struct bufferevent *to, struct evbuffer *stage,
     struct bufferevent *from)
 {
-	if (conn_push(to, stage) != 0) {
+	if (evio_write_now(to, NULL, 0, stage) != 0) {
 		conn_close(c);
 		return -1;
 	}
@@ -327,7 +307,7 @@ conn_http_down(struct conn *c)
 			evbuffer_drain(in, end);
 			free(h);
 			/* The tunnel takes the bufferevent's output. */
-			if (conn_push(c->client, c->back) != 0) {
+			if (evio_write_now(c->client, NULL, 0, c->back) != 0) {
 				conn_close(c);
 				return 0;
 			}
