@@ -223,6 +223,20 @@ test_sanitizer_check_ () {
 	return 1
 }
 
+# test_exec_env: what `intutic exec` reads from the environment, made the
+# test's own: the proxy's and the workspace's variables (INTUTIC_API_URL,
+# INTUTIC_TOKEN, INTUTIC_PROXY_URL, INTUTIC_PROFILE, INTUTIC_RULES) and every
+# *_proxy variable unset; INTUTIC_SETTINGS_FILE (settings.yaml, not made)
+# and XDG_CACHE_HOME in the scratch directory.
+test_exec_env () {
+	unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
+		INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy \
+		all_proxy NO_PROXY no_proxy
+	INTUTIC_SETTINGS_FILE=$TRASH_DIRECTORY/settings.yaml
+	XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
+	export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME
+}
+
 # test_isolate_netns: run this script in a network namespace of its own, where
 # only lo exists.  Call it right after sourcing the libraries, before any
 # test.  Outside: creates intutic-t-<script>-<pid>, brings lo up, runs the

@@ -43,7 +43,6 @@
 #                            launcher runs it (SANDBOX_ENVELOPE), -e NAME for
 #                            each SANDBOX_ENV_NAMES set, --rm, labelled,
 #                            tracked by a cidfile; OPTS go before the image
-#   sandbox_exec_env         the environment intutic exec runs in here
 #   sandbox_exec [OPTS] -- CMD...
 #                            intutic exec --sandbox with $SANDBOX_IMAGE and
 #                            the test's limits, through start_proxy's proxy:
@@ -356,18 +355,6 @@ sandbox_run () {
 # test_sandbox_quote_ WORD: WORD quoted for eval.
 test_sandbox_quote_ () {
 	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
-}
-
-# sandbox_exec_env: the environment `intutic exec` runs in here: none of the
-# outer shell's proxy, rules or settings-API variables; the settings file
-# and the settings cache in the scratch directory.
-sandbox_exec_env () {
-	unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
-		INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy \
-		https_proxy all_proxy NO_PROXY no_proxy
-	INTUTIC_SETTINGS_FILE=$TRASH_DIRECTORY/settings.yaml
-	XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
-	export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME
 }
 
 # sandbox_exec [OPTIONS...] -- COMMAND [ARG...]: `intutic exec --sandbox`

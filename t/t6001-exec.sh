@@ -8,14 +8,10 @@ test_require_proxy curl
 # Nothing of this machine's settings: no workspace API, a settings file of
 # the test's own (absent unless a test writes it), caches in the scratch
 # directory, no profile.
-unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
-	INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy \
-	all_proxy NO_PROXY no_proxy
-SETTINGS=$TRASH_DIRECTORY/settings.yaml
-INTUTIC_SETTINGS_FILE=$SETTINGS
-XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
+test_exec_env
+SETTINGS=$INTUTIC_SETTINGS_FILE
 XDG_STATE_HOME=$TRASH_DIRECTORY/xdg-state
-export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME XDG_STATE_HOME
+export XDG_STATE_HOME
 
 SECRET_VALUE=s3cr3t-value-6001
 

@@ -6,7 +6,7 @@ test_description='intutic exec --sandbox with real podman: the agent reaches onl
 sandbox_isolate_netns
 test_require_proxy curl
 
-sandbox_exec_env
+test_exec_env
 
 SECRET_VALUE=s3cr3t-7001-value
 

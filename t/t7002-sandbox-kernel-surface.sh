@@ -5,7 +5,7 @@ test_description='the sandbox'"'"'s kernel surface, with real podman: intutic'"'
 . "$top_srcdir/t/lib-sandbox.sh"
 sandbox_isolate_netns
 test_require_proxy curl
-sandbox_exec_env
+test_exec_env
 
 # The calls are tried by t/data/sandbox/probe.pl, as the agent (uid 1000,
 # no capability, after the entrypoint), mounted read-only into the

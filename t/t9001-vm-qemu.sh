@@ -6,12 +6,7 @@ test_description='intutic exec --sandbox=qemu end to end (qemu -M microvm, emula
 vm_isolate_netns
 test_require_proxy curl
 
-unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
-	INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy \
-	all_proxy NO_PROXY no_proxy
-INTUTIC_SETTINGS_FILE=$TRASH_DIRECTORY/settings.yaml
-XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
-export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME
+test_exec_env
 vm_env
 
 SECRET_VALUE=s3cr3t-9001-value

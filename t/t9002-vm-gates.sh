@@ -6,13 +6,9 @@ test_description='intutic exec --sandbox=firecracker|qemu: every health gate ref
 test_isolate_netns
 test_require_proxy ssh-keygen mkfs.ext4 nft
 
-unset INTUTIC_API_URL INTUTIC_TOKEN INTUTIC_PROXY_URL INTUTIC_PROFILE \
-	INTUTIC_RULES HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy \
-	all_proxy NO_PROXY no_proxy
-INTUTIC_SETTINGS_FILE=$TRASH_DIRECTORY/settings.yaml
-XDG_CACHE_HOME=$TRASH_DIRECTORY/cache
+test_exec_env
 INTUTIC_VM_RUNDIR=$TRASH_DIRECTORY/vmrun
-export INTUTIC_SETTINGS_FILE XDG_CACHE_HOME INTUTIC_VM_RUNDIR
+export INTUTIC_VM_RUNDIR
 
 # A usable /dev/kvm: the KVM gates run with it hidden (vmx_nokvm).
 if vm_kvm_usable; then
