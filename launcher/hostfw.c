@@ -5,7 +5,9 @@
  * One list of rules, made by fw_rules() from the configuration, is read by
  * both the printer (nft's own listing format, for --dry-run) and the
  * netlink builder; each rule carries a comment that says in words what it
- * does, which `status` reads back from the kernel.
+ * does, which `status` reads back from the kernel.  A rule's chain names
+ * its family (inet, or netdev for a device's ingress), and a table takes
+ * the chains of its family: a microVM's rules fill two tables of one name.
  */
 #include "config.h"
 
@@ -14,6 +16,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -53,29 +56,39 @@ enum fw_chain {
 	FW_OUTPUT,
 	FW_FORWARD,
 	FW_DNS,
-	FW_VM_INPUT,		/* a microVM's table: from its tap to the host */
+	FW_VM_INGRESS,		/* a microVM's: what its tap receives, first */
+	FW_VM_INPUT,		/* from its tap to the host */
 	FW_VM_FORWARD,		/* and through the host */
 	FW_CHAIN_COUNT
 };
 
-/* The base chains, in the order they are made (and listed). */
+/*
+ * The base chains, in the order they are made (and listed).  A netdev
+ * chain hooks the device of its table (struct fw_table's dev).
+ */
 static const struct {
 	const char	*name;
 	const char	*type;
+	int		 family;	/* NFPROTO_INET or NFPROTO_NETDEV */
 	unsigned int	 hook;
+	const char	*hook_text;
 	int		 prio;
 	const char	*prio_text;	/* as nft lists it */
 	const char	*words;
 } fw_chains[FW_CHAIN_COUNT] = {
-	[FW_OUTPUT] = { "output", "filter", NF_INET_LOCAL_OUT, 0, "filter",
-	    "new connections from this host" },
-	[FW_FORWARD] = { "forward", "filter", NF_INET_FORWARD, 0, "filter",
-	    "forwarded traffic (containers, VMs)" },
-	[FW_DNS] = { "dns", "nat", NF_INET_LOCAL_OUT, -100, "-100",
-	    "DNS redirected" },
-	[FW_VM_INPUT] = { "input", "filter", NF_INET_LOCAL_IN, 0, "filter",
-	    "from the microVM to this host" },
-	[FW_VM_FORWARD] = { "forward", "filter", NF_INET_FORWARD, 0, "filter",
+	[FW_OUTPUT] = { "output", "filter", NFPROTO_INET, NF_INET_LOCAL_OUT,
+	    "output", 0, "filter", "new connections from this host" },
+	[FW_FORWARD] = { "forward", "filter", NFPROTO_INET, NF_INET_FORWARD,
+	    "forward", 0, "filter", "forwarded traffic (containers, VMs)" },
+	[FW_DNS] = { "dns", "nat", NFPROTO_INET, NF_INET_LOCAL_OUT, "output",
+	    -100, "-100", "DNS redirected" },
+	[FW_VM_INGRESS] = { "ingress", "filter", NFPROTO_NETDEV,
+	    NF_NETDEV_INGRESS, "ingress", 0, "filter",
+	    "what the microVM sends, before conntrack and routing" },
+	[FW_VM_INPUT] = { "input", "filter", NFPROTO_INET, NF_INET_LOCAL_IN,
+	    "input", 0, "filter", "from the microVM to this host" },
+	[FW_VM_FORWARD] = { "forward", "filter", NFPROTO_INET,
+	    NF_INET_FORWARD, "forward", 0, "filter",
 	    "from or to the microVM through this host" },
 };
 
@@ -93,21 +106,29 @@ static const char *const fw_counters[] = {
 };
 #define FW_COUNTER_COUNT (sizeof(fw_counters) / sizeof(fw_counters[0]))
 
-/* Those of a microVM's table. */
+/* Those of a microVM's tables: inet, netdev. */
 static const char *const fw_vm_counters[] = {
 	"vm_input_dropped",
 	"vm_forward_dropped",
 };
+static const char *const fw_vm_dev_counters[] = {
+	"vm_spoofed_dropped",
+	"vm_other_dropped",
+};
 
-/* A table: its name and its named counters. */
+/* A table: its family, its name, its named counters, its device. */
 struct fw_table {
+	int			 family;	/* NFPROTO_INET, NFPROTO_NETDEV */
 	const char		*name;
 	const char *const	*counters;
 	size_t			 ncounters;
+	const char		*dev;	/* netdev: the device its chains hook */
 };
 
+#define FW_TABLES_MAX		2	/* tables made from one list */
+
 static const struct fw_table fw_enforce_table = {
-	HOSTFW_TABLE, fw_counters, FW_COUNTER_COUNT
+	NFPROTO_INET, HOSTFW_TABLE, fw_counters, FW_COUNTER_COUNT, NULL
 };
 
 enum fw_verdict {
@@ -126,11 +147,16 @@ struct fw_rule {
 	const char		*iifname;	/* the packet came in there */
 	const char		*oifname;	/* it goes out there */
 	int			 oif_lo;
+	int			 ethertype;	/* 0, ETHERTYPE_IP, ETHERTYPE_ARP */
+	const unsigned char	*ether_saddr;	/* the frame's source MAC */
 	int			 ct_estrel;	/* established,related */
 	int			 ct_reply;	/* in the reply direction */
 	int			 skuid_op;	/* 0; 1: the uid's; 2: not */
 	int			 nfproto;	/* 0, NFPROTO_IPV4, NFPROTO_IPV6 */
+	const struct hostfw_net	*saddr;		/* an address, IPv4 */
 	const struct hostfw_net	*daddr;
+	const unsigned char	*arp_sha;	/* ARP (Ethernet, IPv4) whose */
+	const struct hostfw_net	*arp_spa;	/* sender is this MAC, address */
 	int			 l4proto;	/* 0, IPPROTO_TCP, IPPROTO_UDP */
 	unsigned int		 dport;
 	int			 icmp6type;	/* with nfproto ipv6, l4proto 58 */
@@ -172,6 +198,15 @@ fw_net_text(const struct hostfw_net *n, char *buf, size_t len)
 		snprintf(buf, len, "[%s%s]:%u", a, pfx, n->port);
 	else
 		snprintf(buf, len, "%s%s:%u", a, pfx, n->port);
+	return buf;
+}
+
+/* A MAC as text: "02:49:0a:1b:2c:3d". */
+static const char *
+fw_mac_text(const unsigned char *mac, char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
+	    mac[2], mac[3], mac[4], mac[5]);
 	return buf;
 }
 
@@ -368,14 +403,48 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 	return l->full ? -1 : 0;
 }
 
-/* The rules of a microVM's table: from its tap, only the proxy. */
+/*
+ * The rules of a microVM's tables: from its tap, only what the guest sends
+ * as itself, and of that only what goes to the proxy.
+ */
 static int
 fw_vm_rules(const struct hostfw_vm *vm, struct fw_list *l)
 {
 	struct fw_rule *r;
-	char t[INET6_ADDRSTRLEN + 16];
+	char t[INET6_ADDRSTRLEN + 16], g[INET6_ADDRSTRLEN + 16], m[18];
 
 	memset(l, 0, sizeof(*l));
+	fw_net_text(&vm->guest, g, sizeof(g));
+	fw_mac_text(vm->mac, m, sizeof(m));
+	/*
+	 * ingress: a forged source is dropped here, before conntrack and
+	 * routing, so that the host never answers it (a reset or a SYN-ACK
+	 * to another host, an ICMP error quoting the guest's bytes): each
+	 * would carry what the guest chose out of the sandbox.
+	 */
+	r = fw_add(l, FW_VM_INGRESS, FW_ACCEPT, "IPv4 from the guest (%s, "
+	    "MAC %s): on to the input and forward chains", g, m);
+	r->ethertype = ETHERTYPE_IP;
+	r->ether_saddr = vm->mac;
+	r->saddr = &vm->guest;
+	r = fw_add(l, FW_VM_INGRESS, FW_ACCEPT, "ARP from the guest, for its "
+	    "own address and MAC");
+	r->ethertype = ETHERTYPE_ARP;
+	r->ether_saddr = vm->mac;
+	r->arp_sha = vm->mac;
+	r->arp_spa = &vm->guest;
+	r = fw_add(l, FW_VM_INGRESS, FW_DROP, "IPv4 from another address or "
+	    "MAC (a forged source): dropped before routing, never answered");
+	r->ethertype = ETHERTYPE_IP;
+	r->counter = "vm_spoofed_dropped";
+	r = fw_add(l, FW_VM_INGRESS, FW_DROP, "ARP claiming another address "
+	    "or MAC: dropped");
+	r->ethertype = ETHERTYPE_ARP;
+	r->counter = "vm_spoofed_dropped";
+	r = fw_add(l, FW_VM_INGRESS, FW_DROP, "everything else (IPv6, other "
+	    "protocols): dropped");
+	r->counter = "vm_other_dropped";
+
 	r = fw_add(l, FW_VM_INPUT, FW_ACCEPT, "replies and related traffic "
 	    "of accepted connections (the launcher's ssh, the proxy's answers)");
 	r->iifname = vm->tap;
@@ -415,12 +484,25 @@ fw_chain_used(const struct fw_list *l, enum fw_chain c)
 
 /* --- the text, as `nft list table` writes it --------------------------------- */
 
+/* "ip saddr 10.0.0.2 ", "ip6 daddr fd00::/8 " */
+static void
+fw_print_addr(const char *which, const struct hostfw_net *n, FILE *out)
+{
+	char a[INET6_ADDRSTRLEN];
+	unsigned int full = n->family == AF_INET ? 32 : 128;
+
+	fprintf(out, "%s %s %s", n->family == AF_INET ? "ip" : "ip6", which,
+	    fw_addr_text(n, a, sizeof(a)));
+	if (n->prefix != full)
+		fprintf(out, "/%u", n->prefix);
+	fputc(' ', out);
+}
+
 static void
 fw_print_rule(const struct fw_rule *r, uid_t uid, FILE *out)
 {
 	const char *proto;
-	char a[INET6_ADDRSTRLEN];
-	unsigned int full;
+	char a[INET6_ADDRSTRLEN], m[18];
 
 	fputs("\t\t", out);
 	if (r->iifname != NULL)
@@ -429,6 +511,12 @@ fw_print_rule(const struct fw_rule *r, uid_t uid, FILE *out)
 		fprintf(out, "oifname \"%s\" ", r->oifname);
 	if (r->oif_lo)
 		fputs("oif \"lo\" ", out);
+	if (r->ethertype != 0)
+		fprintf(out, "meta protocol %s ", r->ethertype == ETHERTYPE_IP ?
+		    "ip" : "arp");
+	if (r->ether_saddr != NULL)
+		fprintf(out, "ether saddr %s ", fw_mac_text(r->ether_saddr, m,
+		    sizeof(m)));
 	if (r->ct_estrel)
 		fputs("ct state established,related ", out);
 	if (r->ct_reply)
@@ -438,17 +526,18 @@ fw_print_rule(const struct fw_rule *r, uid_t uid, FILE *out)
 		    (unsigned long)uid);
 	if (r->icmp6type != 0)
 		fprintf(out, "icmpv6 type %s ", r->icmp6name);
-	else if (r->nfproto != 0 && r->daddr == NULL)
+	else if (r->nfproto != 0 && r->daddr == NULL && r->saddr == NULL)
 		fprintf(out, "meta nfproto %s ", r->nfproto == NFPROTO_IPV4 ?
 		    "ipv4" : "ipv6");
-	if (r->daddr != NULL) {
-		full = r->daddr->family == AF_INET ? 32 : 128;
-		fprintf(out, "%s daddr %s", r->daddr->family == AF_INET ?
-		    "ip" : "ip6", fw_addr_text(r->daddr, a, sizeof(a)));
-		if (r->daddr->prefix != full)
-			fprintf(out, "/%u", r->daddr->prefix);
-		fputc(' ', out);
-	}
+	if (r->saddr != NULL)
+		fw_print_addr("saddr", r->saddr, out);
+	if (r->daddr != NULL)
+		fw_print_addr("daddr", r->daddr, out);
+	if (r->arp_sha != NULL)
+		fprintf(out, "arp htype 1 arp ptype ip arp hlen 6 arp plen 4 "
+		    "arp saddr ether %s arp saddr ip %s ", fw_mac_text(
+		    r->arp_sha, m, sizeof(m)), fw_addr_text(r->arp_spa, a,
+		    sizeof(a)));
 	proto = r->l4proto == IPPROTO_TCP ? "tcp" : "udp";
 	if (r->icmp6type != 0)
 		;
@@ -489,39 +578,36 @@ fw_print_rule(const struct fw_rule *r, uid_t uid, FILE *out)
 }
 
 static const char *
-fw_hook_text(unsigned int hook)
+fw_family_text(int family)
 {
-	switch (hook) {
-	case NF_INET_FORWARD:
-		return "forward";
-	case NF_INET_LOCAL_IN:
-		return "input";
-	default:
-		return "output";
-	}
+	return family == NFPROTO_NETDEV ? "netdev" : HOSTFW_FAMILY_NAME;
 }
 
-/* Writes table t holding the rules of l as `nft list table` lists it. */
+/* Writes table t holding its rules of l as `nft list table` lists it. */
 static void
 fw_print_table(const struct fw_table *t, const struct fw_list *l, uid_t uid,
     FILE *out)
 {
+	char dev[IFNAMSIZ + 16] = "";
 	size_t i, c;
 	int first = 1;
 
-	fprintf(out, "table %s %s {\n", HOSTFW_FAMILY_NAME, t->name);
+	if (t->dev != NULL)
+		snprintf(dev, sizeof(dev), " device \"%s\"", t->dev);
+	fprintf(out, "table %s %s {\n", fw_family_text(t->family), t->name);
 	for (i = 0; i < t->ncounters; i++) {
 		fprintf(out, "%s\tcounter %s {\n\t\tpackets 0 bytes 0\n\t}\n",
 		    first ? "" : "\n", t->counters[i]);
 		first = 0;
 	}
 	for (c = 0; c < FW_CHAIN_COUNT; c++) {
-		if (!fw_chain_used(l, (enum fw_chain)c))
+		if (fw_chains[c].family != t->family ||
+		    !fw_chain_used(l, (enum fw_chain)c))
 			continue;
-		fprintf(out, "%s\tchain %s {\n\t\ttype %s hook %s priority %s; "
-		    "policy accept;\n", first ? "" : "\n", fw_chains[c].name,
-		    fw_chains[c].type, fw_hook_text(fw_chains[c].hook),
-		    fw_chains[c].prio_text);
+		fprintf(out, "%s\tchain %s {\n\t\ttype %s hook %s%s priority "
+		    "%s; policy accept;\n", first ? "" : "\n",
+		    fw_chains[c].name, fw_chains[c].type,
+		    fw_chains[c].hook_text, dev, fw_chains[c].prio_text);
 		first = 0;
 		for (i = 0; i < l->n; i++) {
 			if (l->r[i].chain != c)
@@ -710,14 +796,19 @@ fw_ifname(struct nftnl_rule *r, uint32_t key, const char *name)
 	return fw_cmp(r, NFT_CMP_EQ, padded, sizeof(padded));
 }
 
-/* The destination address, or the network: the address masked. */
+/* The source or destination address, or the network: the address masked. */
 static int
-fw_daddr(struct nftnl_rule *r, const struct hostfw_net *n)
+fw_addr(struct nftnl_rule *r, const struct hostfw_net *n, int src)
 {
 	unsigned char mask[16];
 	uint32_t len = n->family == AF_INET ? 4 : 16;
-	uint32_t off = n->family == AF_INET ? 16 : 24;	/* in the header */
+	uint32_t off;	/* in the header */
 	unsigned int i;
+
+	if (n->family == AF_INET)
+		off = src ? 12 : 16;
+	else
+		off = src ? 8 : 24;
 
 	if (fw_payload(r, NFT_PAYLOAD_NETWORK_HEADER, off, len) != 0)
 		return -1;
@@ -729,6 +820,28 @@ fw_daddr(struct nftnl_rule *r, const struct hostfw_net *n)
 			return -1;
 	}
 	return fw_cmp(r, NFT_CMP_EQ, n->addr, len);
+}
+
+/*
+ * An ARP packet for Ethernet and IPv4 whose sender (hardware and protocol
+ * address, bytes 8 to 17 of the header) is mac and n.
+ */
+static int
+fw_arp_sender(struct nftnl_rule *r, const unsigned char *mac,
+    const struct hostfw_net *n)
+{
+	/* htype 1 (Ethernet), ptype 0x0800 (IPv4), hlen 6, plen 4 */
+	static const unsigned char eth_ipv4[6] = { 0, 1, 8, 0, 6, 4 };
+	unsigned char sender[10];
+
+	memcpy(sender, mac, 6);
+	memcpy(sender + 6, n->addr, 4);
+	if (fw_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 0, sizeof(eth_ipv4)) !=
+	    0 || fw_cmp(r, NFT_CMP_EQ, eth_ipv4, sizeof(eth_ipv4)) != 0)
+		return -1;
+	if (fw_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 8, sizeof(sender)) != 0)
+		return -1;
+	return fw_cmp(r, NFT_CMP_EQ, sender, sizeof(sender));
 }
 
 static int
@@ -789,6 +902,7 @@ fw_build_exprs(struct nftnl_rule *nr, const struct fw_rule *r, uid_t uid,
 	struct nftnl_expr *e;
 	uint32_t u = (uint32_t)uid;
 	uint16_t port = htons((uint16_t)r->dport);
+	uint16_t ethertype = htons((uint16_t)r->ethertype);
 	uint8_t b;
 
 	if (r->iifname != NULL && fw_ifname(nr, NFT_META_IIFNAME,
@@ -799,6 +913,13 @@ fw_build_exprs(struct nftnl_rule *nr, const struct fw_rule *r, uid_t uid,
 		return -1;
 	if (r->oif_lo && (fw_meta(nr, NFT_META_OIF) != 0 ||
 	    fw_cmp(nr, NFT_CMP_EQ, &lo, sizeof(lo)) != 0))
+		return -1;
+	if (r->ethertype != 0 && (fw_meta(nr, NFT_META_PROTOCOL) != 0 ||
+	    fw_cmp(nr, NFT_CMP_EQ, &ethertype, sizeof(ethertype)) != 0))
+		return -1;
+	/* the source MAC: bytes 6-11 of the Ethernet header */
+	if (r->ether_saddr != NULL && (fw_payload(nr, NFT_PAYLOAD_LL_HEADER,
+	    6, 6) != 0 || fw_cmp(nr, NFT_CMP_EQ, r->ether_saddr, 6) != 0))
 		return -1;
 	if (r->ct_estrel && fw_ct_estrel(nr) != 0)
 		return -1;
@@ -814,7 +935,12 @@ fw_build_exprs(struct nftnl_rule *nr, const struct fw_rule *r, uid_t uid,
 		    fw_cmp(nr, NFT_CMP_EQ, &b, sizeof(b)) != 0)
 			return -1;
 	}
-	if (r->daddr != NULL && fw_daddr(nr, r->daddr) != 0)
+	if (r->saddr != NULL && fw_addr(nr, r->saddr, 1) != 0)
+		return -1;
+	if (r->daddr != NULL && fw_addr(nr, r->daddr, 0) != 0)
+		return -1;
+	if (r->arp_sha != NULL && fw_arp_sender(nr, r->arp_sha, r->arp_spa) !=
+	    0)
 		return -1;
 	if (r->l4proto != 0) {
 		b = (uint8_t)r->l4proto;
@@ -871,12 +997,12 @@ struct fw_batch {
 };
 
 static struct nlmsghdr *
-fw_batch_msg(struct fw_batch *fb, uint16_t type, uint16_t flags)
+fw_batch_msg(struct fw_batch *fb, int family, uint16_t type, uint16_t flags)
 {
 	struct nlmsghdr *nlh;
 
 	nlh = nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(fb->b), type,
-	    NFPROTO_INET, flags | NLM_F_ACK, fb->seq++);
+	    (uint16_t)family, flags | NLM_F_ACK, fb->seq++);
 	fb->nmsg++;
 	return nlh;
 }
@@ -921,7 +1047,8 @@ static void
 fw_batch_table(struct fw_batch *fb, uint16_t type, uint16_t flags,
     struct nftnl_table *t)
 {
-	nftnl_table_nlmsg_build_payload(fw_batch_msg(fb, type, flags), t);
+	nftnl_table_nlmsg_build_payload(fw_batch_msg(fb,
+	    (int)nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY), type, flags), t);
 	fw_batch_next(fb);
 }
 
@@ -979,18 +1106,19 @@ fw_batch_send(struct fw_batch *fb, struct mnl_socket *nl)
 }
 
 static struct nftnl_table *
-fw_table_new(const char *name)
+fw_table_new(int family, const char *name)
 {
 	struct nftnl_table *t;
 
 	if ((t = nftnl_table_alloc()) == NULL)
 		return NULL;
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, name);
-	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, (uint32_t)family);
 	return t;
 }
 
-/* The counters, chains and rules of l, into the batch. */
+/* The counters, and the chains and rules of l in tbl's family, into the
+ * batch. */
 static int
 fw_batch_ruleset(struct fw_batch *fb, const struct fw_table *tbl,
     const struct fw_list *l, uid_t uid)
@@ -1009,37 +1137,43 @@ fw_batch_ruleset(struct fw_batch *fb, const struct fw_table *tbl,
 			return -1;
 		nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, tbl->name);
 		nftnl_obj_set_str(o, NFTNL_OBJ_NAME, tbl->counters[i]);
-		nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, NFPROTO_INET);
+		nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, (uint32_t)tbl->family);
 		nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
-		nftnl_obj_nlmsg_build_payload(fw_batch_msg(fb, NFT_MSG_NEWOBJ,
-		    NLM_F_CREATE | NLM_F_EXCL), o);
+		nftnl_obj_nlmsg_build_payload(fw_batch_msg(fb, tbl->family,
+		    NFT_MSG_NEWOBJ, NLM_F_CREATE | NLM_F_EXCL), o);
 		nftnl_obj_free(o);
 		fw_batch_next(fb);
 	}
 	for (c = 0; c < FW_CHAIN_COUNT; c++) {
-		if (!fw_chain_used(l, (enum fw_chain)c))
+		if (fw_chains[c].family != tbl->family ||
+		    !fw_chain_used(l, (enum fw_chain)c))
 			continue;
 		if ((ch = nftnl_chain_alloc()) == NULL)
 			return -1;
 		nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, tbl->name);
 		nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, fw_chains[c].name);
-		nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+		nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY,
+		    (uint32_t)tbl->family);
 		nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, fw_chains[c].type);
 		nftnl_chain_set_u32(ch, NFTNL_CHAIN_HOOKNUM, fw_chains[c].hook);
 		nftnl_chain_set_s32(ch, NFTNL_CHAIN_PRIO, fw_chains[c].prio);
 		nftnl_chain_set_u32(ch, NFTNL_CHAIN_POLICY, NF_ACCEPT);
-		nftnl_chain_nlmsg_build_payload(fw_batch_msg(fb,
+		if (tbl->dev != NULL)
+			nftnl_chain_set_str(ch, NFTNL_CHAIN_DEV, tbl->dev);
+		nftnl_chain_nlmsg_build_payload(fw_batch_msg(fb, tbl->family,
 		    NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_EXCL), ch);
 		nftnl_chain_free(ch);
 		fw_batch_next(fb);
 	}
 	for (i = 0; i < l->n; i++) {
+		if (fw_chains[l->r[i].chain].family != tbl->family)
+			continue;
 		if ((nr = nftnl_rule_alloc()) == NULL)
 			return -1;
 		nftnl_rule_set_str(nr, NFTNL_RULE_TABLE, tbl->name);
 		nftnl_rule_set_str(nr, NFTNL_RULE_CHAIN,
 		    fw_chains[l->r[i].chain].name);
-		nftnl_rule_set_u32(nr, NFTNL_RULE_FAMILY, NFPROTO_INET);
+		nftnl_rule_set_u32(nr, NFTNL_RULE_FAMILY, (uint32_t)tbl->family);
 		if ((ud = nftnl_udata_buf_alloc(FW_COMMENT_MAX + 8)) == NULL) {
 			nftnl_rule_free(nr);
 			return -1;
@@ -1054,7 +1188,7 @@ fw_batch_ruleset(struct fw_batch *fb, const struct fw_table *tbl,
 			return -1;
 		}
 		nftnl_udata_buf_free(ud);
-		nftnl_rule_nlmsg_build_payload(fw_batch_msg(fb,
+		nftnl_rule_nlmsg_build_payload(fw_batch_msg(fb, tbl->family,
 		    NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND), nr);
 		nftnl_rule_free(nr);
 		fw_batch_next(fb);
@@ -1063,39 +1197,48 @@ fw_batch_ruleset(struct fw_batch *fb, const struct fw_table *tbl,
 }
 
 /*
- * Installs table tbl with the rules of l in one batch.  With `replace`
- * the batch adds the table, deletes it and adds it again (the old one
- * and the new one swap with no moment between them); else the table must
- * not be there yet.
+ * Installs the ntbl tables of tbls with the rules of l in one batch.  With
+ * `replace` the batch adds each table, deletes it and adds it again (the
+ * old one and the new one swap with no moment between them); else no
+ * table may be there yet.
  */
 static int
-fw_install(const struct fw_table *tbl, const struct fw_list *l, uid_t uid,
-    int replace, char *why, size_t whylen)
+fw_install(const struct fw_table *tbls, size_t ntbl, const struct fw_list *l,
+    uid_t uid, int replace, char *why, size_t whylen)
 {
 	struct fw_batch fb;
 	struct mnl_socket *nl = NULL;
 	struct nftnl_table *t = NULL;
+	size_t i;
 	int r = -1, e;
 
 	memset(&fb, 0, sizeof(fb));
-	if ((t = fw_table_new(tbl->name)) == NULL ||
-	    fw_batch_start(&fb) != 0) {
+	if (fw_batch_start(&fb) != 0) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
-	/*
-	 * Add (a no-op when it is there), delete, add: the old table and
-	 * the new one swap inside one transaction, with no moment between
-	 * them when neither holds.
-	 */
-	if (replace) {
-		fw_batch_table(&fb, NFT_MSG_NEWTABLE, NLM_F_CREATE, t);
-		fw_batch_table(&fb, NFT_MSG_DELTABLE, 0, t);
-	}
-	fw_batch_table(&fb, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, t);
-	if (fw_batch_ruleset(&fb, tbl, l, uid) != 0) {
-		snprintf(why, whylen, "out of memory");
-		goto out;
+	for (i = 0; i < ntbl; i++) {
+		if ((t = fw_table_new(tbls[i].family, tbls[i].name)) == NULL) {
+			snprintf(why, whylen, "out of memory");
+			goto out;
+		}
+		/*
+		 * Add (a no-op when it is there), delete, add: the old table
+		 * and the new one swap inside one transaction, with no moment
+		 * between them when neither holds.
+		 */
+		if (replace) {
+			fw_batch_table(&fb, NFT_MSG_NEWTABLE, NLM_F_CREATE, t);
+			fw_batch_table(&fb, NFT_MSG_DELTABLE, 0, t);
+		}
+		fw_batch_table(&fb, NFT_MSG_NEWTABLE, NLM_F_CREATE |
+		    NLM_F_EXCL, t);
+		nftnl_table_free(t);
+		t = NULL;
+		if (fw_batch_ruleset(&fb, &tbls[i], l, uid) != 0) {
+			snprintf(why, whylen, "out of memory");
+			goto out;
+		}
 	}
 	if ((nl = fw_open(why, whylen)) == NULL)
 		goto out;
@@ -1122,14 +1265,14 @@ hostfw_install(const struct hostfw_config *cfg, char *why, size_t whylen)
 
 	if ((l = fw_make(cfg, why, whylen)) == NULL)
 		return -1;
-	r = fw_install(&fw_enforce_table, l, cfg->uid, 1, why, whylen);
+	r = fw_install(&fw_enforce_table, 1, l, cfg->uid, 1, why, whylen);
 	free(l);
 	return r;
 }
 
-/* Deletes table `name`: 1 deleted, 0 not there, -1 (why). */
+/* Deletes table `name` of family: 1 deleted, 0 not there, -1 (why). */
 static int
-fw_remove(const char *name, char *why, size_t whylen)
+fw_remove(int family, const char *name, char *why, size_t whylen)
 {
 	struct fw_batch fb;
 	struct mnl_socket *nl = NULL;
@@ -1137,7 +1280,8 @@ fw_remove(const char *name, char *why, size_t whylen)
 	int r = -1, e;
 
 	memset(&fb, 0, sizeof(fb));
-	if ((t = fw_table_new(name)) == NULL || fw_batch_start(&fb) != 0) {
+	if ((t = fw_table_new(family, name)) == NULL ||
+	    fw_batch_start(&fb) != 0) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
@@ -1162,12 +1306,12 @@ fw_remove(const char *name, char *why, size_t whylen)
 int
 hostfw_remove(char *why, size_t whylen)
 {
-	return fw_remove(HOSTFW_TABLE, why, whylen);
+	return fw_remove(NFPROTO_INET, HOSTFW_TABLE, why, whylen);
 }
 
-/* 1: table `name` is there; 0: it is not; -1: cannot tell (why). */
+/* 1: table `name` of family is there; 0: it is not; -1: cannot tell (why). */
 static int
-fw_exists(const char *name, char *why, size_t whylen)
+fw_exists(int family, const char *name, char *why, size_t whylen)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct mnl_socket *nl;
@@ -1185,7 +1329,7 @@ fw_exists(const char *name, char *why, size_t whylen)
 		goto out;
 	portid = mnl_socket_get_portid(nl);
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, name);
-	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET,
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, (uint16_t)family,
 	    NLM_F_ACK, seq);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
@@ -1220,7 +1364,7 @@ fw_exists(const char *name, char *why, size_t whylen)
 int
 hostfw_active(char *why, size_t whylen)
 {
-	return fw_exists(HOSTFW_TABLE, why, whylen);
+	return fw_exists(NFPROTO_INET, HOSTFW_TABLE, why, whylen);
 }
 
 /* What a dump of the table's rules or counters collects. */
@@ -1397,11 +1541,21 @@ hostfw_show(FILE *out, char *why, size_t whylen)
 	return 0;
 }
 
-/* --- a microVM's table ------------------------------------------------------- */
+/* --- a microVM's tables ----------------------------------------------------- */
 
+/* The families of a microVM's two tables of one name, in their order. */
+static const int fw_vm_families[FW_TABLES_MAX] = {
+	NFPROTO_NETDEV, NFPROTO_INET
+};
+
+/*
+ * The tables of vm into t: the netdev one on its tap (who the guest may
+ * send as) first, then the inet one (where it may send to).  Returns how
+ * many, or -1 (why).
+ */
 static int
-fw_vm_table(const struct hostfw_vm *vm, struct fw_table *t, char *why,
-    size_t whylen)
+fw_vm_tables(const struct hostfw_vm *vm, struct fw_table t[FW_TABLES_MAX],
+    char *why, size_t whylen)
 {
 	if (strncmp(vm->table, HOSTFW_VM_PREFIX,
 	    sizeof(HOSTFW_VM_PREFIX) - 1) != 0 || vm->tap[0] == '\0') {
@@ -1409,22 +1563,32 @@ fw_vm_table(const struct hostfw_vm *vm, struct fw_table *t, char *why,
 		    vm->table);
 		return -1;
 	}
-	t->name = vm->table;
-	t->counters = fw_vm_counters;
-	t->ncounters = sizeof(fw_vm_counters) / sizeof(fw_vm_counters[0]);
-	return 0;
+	t[0].family = fw_vm_families[0];
+	t[0].name = vm->table;
+	t[0].counters = fw_vm_dev_counters;
+	t[0].ncounters = sizeof(fw_vm_dev_counters) /
+	    sizeof(fw_vm_dev_counters[0]);
+	t[0].dev = vm->tap;
+	t[1].family = fw_vm_families[1];
+	t[1].name = vm->table;
+	t[1].counters = fw_vm_counters;
+	t[1].ncounters = sizeof(fw_vm_counters) / sizeof(fw_vm_counters[0]);
+	t[1].dev = NULL;
+	return 2;
 }
 
 /*
- * The table and the rules of vm: *l is the caller's to free.  0, or -1
- * (why).
+ * The tables and the rules of vm: *l is the caller's to free.  Returns how
+ * many tables, or -1 (why).
  */
 static int
-fw_vm_make(const struct hostfw_vm *vm, struct fw_table *t,
+fw_vm_make(const struct hostfw_vm *vm, struct fw_table t[FW_TABLES_MAX],
     struct fw_list **l, char *why, size_t whylen)
 {
+	int n;
+
 	*l = NULL;
-	if (fw_vm_table(vm, t, why, whylen) != 0)
+	if ((n = fw_vm_tables(vm, t, why, whylen)) < 0)
 		return -1;
 	if ((*l = malloc(sizeof(**l))) == NULL) {
 		snprintf(why, whylen, "out of memory");
@@ -1436,19 +1600,21 @@ fw_vm_make(const struct hostfw_vm *vm, struct fw_table *t,
 		*l = NULL;
 		return -1;
 	}
-	return 0;
+	return n;
 }
 
 int
 hostfw_vm_print(const struct hostfw_vm *vm, FILE *out, char *why,
     size_t whylen)
 {
-	struct fw_table t;
+	struct fw_table t[FW_TABLES_MAX];
 	struct fw_list *l;
+	int i, n;
 
-	if (fw_vm_make(vm, &t, &l, why, whylen) != 0)
+	if ((n = fw_vm_make(vm, t, &l, why, whylen)) < 0)
 		return -1;
-	fw_print_table(&t, l, 0, out);
+	for (i = 0; i < n; i++)
+		fw_print_table(&t[i], l, 0, out);
 	free(l);
 	return 0;
 }
@@ -1456,13 +1622,13 @@ hostfw_vm_print(const struct hostfw_vm *vm, FILE *out, char *why,
 int
 hostfw_vm_install(const struct hostfw_vm *vm, char *why, size_t whylen)
 {
-	struct fw_table t;
+	struct fw_table t[FW_TABLES_MAX];
 	struct fw_list *l;
-	int r;
+	int n, r;
 
-	if (fw_vm_make(vm, &t, &l, why, whylen) != 0)
+	if ((n = fw_vm_make(vm, t, &l, why, whylen)) < 0)
 		return -1;
-	r = fw_install(&t, l, 0, 0, why, whylen);
+	r = fw_install(t, (size_t)n, l, 0, 0, why, whylen);
 	free(l);
 	return r;
 }
@@ -1470,18 +1636,38 @@ hostfw_vm_install(const struct hostfw_vm *vm, char *why, size_t whylen)
 int
 hostfw_vm_remove(const char *table, char *why, size_t whylen)
 {
+	char w[HOSTFW_WHY_MAX];
+	size_t i;
+	int r, removed = 0, failed = 0;
+
 	if (strncmp(table, HOSTFW_VM_PREFIX, sizeof(HOSTFW_VM_PREFIX) - 1) !=
 	    0) {
 		snprintf(why, whylen, "'%s' is not a microVM table name", table);
 		return -1;
 	}
-	return fw_remove(table, why, whylen);
+	/* both, even when one cannot be: the first error is the one said */
+	for (i = 0; i < FW_TABLES_MAX; i++) {
+		if ((r = fw_remove(fw_vm_families[i], table, w,
+		    sizeof(w))) < 0 && !failed) {
+			snprintf(why, whylen, "%s %s: %s", fw_family_text(
+			    fw_vm_families[i]), table, w);
+			failed = 1;
+		}
+		removed |= r > 0;
+	}
+	return failed ? -1 : removed;
 }
 
 int
 hostfw_vm_exists(const char *table, char *why, size_t whylen)
 {
-	return fw_exists(table, why, whylen);
+	size_t i;
+	int r;
+
+	for (i = 0; i < FW_TABLES_MAX; i++)
+		if ((r = fw_exists(fw_vm_families[i], table, why, whylen)) != 0)
+			return r;
+	return 0;
 }
 
 /* --- networks as text ------------------------------------------------------ */

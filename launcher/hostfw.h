@@ -90,7 +90,14 @@ int	 hostfw_show(FILE *out, char *why, size_t whylen);
  * port on this host (and the replies of what was accepted: the launcher's
  * ssh into the guest); everything else from it, and everything forwarded
  * to or from it, is dropped and counted (vm_input_dropped,
- * vm_forward_dropped).  Installed in one batch, removed whole.
+ * vm_forward_dropped).  Before any of that, a second table of the same
+ * name in the netdev family, on the tap's ingress hook, lets through only
+ * what the guest may send as itself: IPv4 from its address and MAC, ARP
+ * whose sender is that address and MAC; a forged source is dropped before
+ * routing (so the host never answers it: no reset, no ICMP error to
+ * another host) and counted (vm_spoofed_dropped), IPv6 and every other
+ * protocol too (vm_other_dropped).  Both tables are installed in one
+ * batch and removed together.
  */
 #define HOSTFW_VM_PREFIX	"intutic_vm_"
 
@@ -98,16 +105,18 @@ struct hostfw_vm {
 	char			 table[64];	/* HOSTFW_VM_PREFIX + id */
 	char			 tap[16];	/* IFNAMSIZ */
 	struct hostfw_net	 proxy;		/* address on the tap, port */
+	struct hostfw_net	 guest;		/* the guest's address, /32 */
+	unsigned char		 mac[6];	/* the guest's MAC */
 };
 
 int	 hostfw_vm_print(const struct hostfw_vm *vm, FILE *out, char *why,
 	    size_t whylen);
-/* Fails (nothing changed) when the table is there already. */
+/* Fails (nothing changed) when a table is there already. */
 int	 hostfw_vm_install(const struct hostfw_vm *vm, char *why,
 	    size_t whylen);
-/* 1: deleted; 0: it was not there; -1 (why). */
+/* Both tables: 1: deleted; 0: neither was there; -1 (why). */
 int	 hostfw_vm_remove(const char *table, char *why, size_t whylen);
-/* 1: there; 0: not; -1: cannot tell (why). */
+/* 1: one of its tables is there; 0: not; -1: cannot tell (why). */
 int	 hostfw_vm_exists(const char *table, char *why, size_t whylen);
 
 #endif /* INTUTIC_HOSTFW_H */

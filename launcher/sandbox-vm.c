@@ -11,8 +11,11 @@
  *   sweep      what a launcher that died left (its run directory names
  *              its VM, tap and table) is removed
  *   network    a /30 of INTUTIC_VM_SUBNET not used by another run, a tap
- *              "intvm<id>" with the host's address, the table inet
- *              intutic_vm_<id> (hostfw.c): from the tap only the proxy
+ *              "intvm<id>" with the host's address (no IPv6, no
+ *              forwarding, strict reverse-path filter), the tables inet
+ *              and netdev intutic_vm_<id> (hostfw.c): from the tap only
+ *              the guest's own address and MAC, and from those only the
+ *              proxy
  *   disks      the operator's root image is never written: qemu boots it
  *              with snapshot=on (a copy-on-write overlay in the run
  *              directory), firecracker a throwaway copy; a small ext4
@@ -72,6 +75,13 @@
 #define VM_USER			"agent"
 #define VM_MEMORY_MIB		1024	/* --sandbox-memory */
 #define VM_CPUS			2	/* --sandbox-cpus */
+/*
+ * qemu emulated (TCG): its cache of translated code, in MiB.  qemu's own
+ * default is 1 GiB, which a long run fills: the hypervisor then holds the
+ * guest's memory and a gigabyte more.  64 MiB keeps a guest as fast here
+ * (a full cache is flushed and filled again).
+ */
+#define VM_TCG_TB_MIB		64
 #define VM_BOOT_MS		120000	/* kernel start to sshd answering */
 #define VM_TOOL_MS		30000	/* ssh-keygen, mkfs.ext4 */
 #define VM_STOP_MS		3000	/* SIGTERM, then SIGKILL */
@@ -104,8 +114,8 @@ struct vm {
 	struct in_addr	 net;		/* the subnet */
 	unsigned int	 prefix;
 	struct in_addr	 host, guest;	/* the /30's .1 and .2 */
-	struct hostfw_vm fw;
-	char		 mac[18];
+	struct hostfw_vm fw;		/* with the guest's address and MAC */
+	char		 mac[18];	/* fw.mac as text */
 	char		 cmdline[1024];
 	char		 rootimg[PATH_MAX];	/* what the VM boots */
 
@@ -691,6 +701,48 @@ vm_pid_alive(const char *path)
 
 /* ------------------------------------------------------------- the tap */
 
+/*
+ * The tap's own settings, before it is up: the host does not route what
+ * comes in on it (IPv4 forwarding is decided by the incoming interface: a
+ * packet from the tap to another host is dropped at routing, with no ICMP
+ * error such as a time-exceeded), its reverse-path filter is strict (the
+ * kernel uses the larger of conf/all and conf/<tap>: 2, loose, when all
+ * says so), and it has no IPv6 (the guest uses none: no link-local address,
+ * nothing of IPv6 is received on it).  The netdev table is what holds the
+ * guest to its own address and MAC; these are the host's own line behind
+ * it.  0 or -1 (why).
+ */
+static int
+vm_tap_sysctls(const char *name, char *why, size_t len)
+{
+	static const struct {
+		const char	*proto;
+		const char	*key;
+		const char	*value;
+	} set[] = {
+		{ "ipv6", "disable_ipv6", "1\n" },
+		{ "ipv4", "forwarding", "0\n" },
+		{ "ipv4", "rp_filter", "1\n" },
+	};
+	char p[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		snprintf(p, sizeof(p), "/proc/sys/net/%s/conf/%s/%s",
+		    set[i].proto, name, set[i].key);
+		if (vm_write_file(p, set[i].value, 0644) == 0)
+			continue;
+		/* a kernel without IPv6 has nothing to turn off */
+		if (errno == ENOENT && strcmp(set[i].proto, "ipv6") == 0 &&
+		    access("/proc/sys/net/ipv6", F_OK) != 0)
+			continue;
+		snprintf(why, len, "cannot set %s on the tap: %s (is /proc/sys "
+		    "writable here?)", p, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* Creates the tap, persistent, up, with addr/30.  0 or -1 (why). */
 static int
 vm_tap_create(const char *name, struct in_addr addr, char *why, size_t len)
@@ -714,6 +766,8 @@ vm_tap_create(const char *name, struct in_addr addr, char *why, size_t len)
 		return -1;
 	}
 	close(fd);
+	if (vm_tap_sysctls(name, why, len) != 0)
+		return -1;
 	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
 		goto fail;
 	memset(&ifr, 0, sizeof(ifr));
@@ -942,6 +996,29 @@ vm_leftovers(FILE *report, int remove)
 
 /* -------------------------------------------------------------- set up */
 
+/*
+ * The guest's MAC, fixed for the run: locally administered, 02:49 then
+ * the first four bytes of the run id.  The hypervisor gives it to the
+ * guest's NIC, and the tap's table accepts no other.
+ */
+static void
+vm_mac(struct vm *vm)
+{
+	char pair[3];
+	size_t i;
+
+	vm->fw.mac[0] = 0x02;
+	vm->fw.mac[1] = 0x49;
+	for (i = 0; i < 4; i++) {
+		memcpy(pair, vm->id + 2 * i, 2);
+		pair[2] = '\0';
+		vm->fw.mac[2 + i] = (unsigned char)strtoul(pair, NULL, 16);
+	}
+	snprintf(vm->mac, sizeof(vm->mac), "%02x:%02x:%02x:%02x:%02x:%02x",
+	    vm->fw.mac[0], vm->fw.mac[1], vm->fw.mac[2], vm->fw.mac[3],
+	    vm->fw.mac[4], vm->fw.mac[5]);
+}
+
 /* The run directory, the names, the pid file.  0, or -1 (said). */
 static int
 vm_prepare(const struct exec_run *run, struct vm *vm)
@@ -957,8 +1034,7 @@ vm_prepare(const struct exec_run *run, struct vm *vm)
 	    vm->id);
 	snprintf(vm->fw.tap, sizeof(vm->fw.tap), "%s%.8s", VM_TAP_PREFIX,
 	    vm->id);
-	snprintf(vm->mac, sizeof(vm->mac), "02:49:%.2s:%.2s:%.2s:%.2s",
-	    vm->id, vm->id + 2, vm->id + 4, vm->id + 6);
+	vm_mac(vm);
 	if ((size_t)snprintf(vm->dir, sizeof(vm->dir), "%s/%s", vm->base,
 	    run->id) >= sizeof(vm->dir) - 64) {
 		fprintf(stderr, "intutic exec: INTUTIC_VM_RUNDIR is too long\n");
@@ -1022,6 +1098,9 @@ vm_network(struct vm *vm, unsigned int port)
 	memcpy(vm->fw.proxy.addr, &vm->host, 4);
 	vm->fw.proxy.prefix = 32;
 	vm->fw.proxy.port = port;
+	vm->fw.guest.family = AF_INET;
+	memcpy(vm->fw.guest.addr, &vm->guest, 4);
+	vm->fw.guest.prefix = 32;
 	if (vm->dry) {
 		r = 0;
 		goto out;
@@ -1255,10 +1334,11 @@ vm_argv(const struct vm *vm, char **argv, char bufs[8][PATH_MAX + 128])
 	snprintf(bufs[5], sizeof(bufs[5]), "virtio-net-device,netdev=net0,"
 	    "mac=%s", vm->mac);
 	snprintf(bufs[6], sizeof(bufs[6]), "file:%s/console.log", vm->dir);
+	snprintf(bufs[7], sizeof(bufs[7]), "tcg,tb-size=%u", VM_TCG_TB_MIB);
 	argv[n++] = (char *)"-M";
 	argv[n++] = (char *)"microvm";
 	argv[n++] = (char *)"-accel";
-	argv[n++] = (char *)(vm->tcg ? "tcg" : "kvm");
+	argv[n++] = vm->tcg ? bufs[7] : (char *)"kvm";
 	argv[n++] = (char *)"-cpu";
 	argv[n++] = (char *)(vm->tcg ? "max" : "host");
 	argv[n++] = (char *)"-m";

@@ -21,7 +21,8 @@
 #                        there; builds the guest when it is not cached (outside
 #                        the namespace: a download of Debian packages); then
 #                        test_isolate_netns
-#   vm_env               exports the guest's variables (INTUTIC_VM_KERNEL,
+#   vm_env               test_exec_env (lib-proxy.sh), then exports the
+#                        guest's variables (INTUTIC_VM_KERNEL,
 #                        INTUTIC_VM_INITRD, INTUTIC_VM_ROOTFS,
 #                        INTUTIC_FC_GUEST_KEY), INTUTIC_VM_RUNDIR in the
 #                        scratch directory, INTUTIC_QEMU_ACCEL=tcg
@@ -29,7 +30,9 @@
 #                        /dev/kvm)
 #   vm_kvm_usable        /dev/kvm opens and answers KVM_GET_API_VERSION
 #   vm_far_host          the far host: namespace $VM_FAR_NS, 10.99.0.2 behind
-#                        the veth 10.99.0.1, an echo server on $VM_FAR_PORT;
+#                        the veth 10.99.0.1 (vmfar0; vmfar1 in the far
+#                        namespace), IPv4 only (what it receives is what
+#                        was sent to it), an echo server on $VM_FAR_PORT;
 #                        forwarding on in the test's namespace
 #   vm_leftovers         what exists of microVM runs, one line each, on
 #                        stdout (empty: nothing)
@@ -78,6 +81,7 @@ vm_isolate_netns () {
 }
 
 vm_env () {
+	test_exec_env
 	test_vm_dir_=$(test_vm_guest_dir_)
 	test -s "$test_vm_dir_/env" || test_bug_ "no guest in $test_vm_dir_ (vm_isolate_netns first)"
 	INTUTIC_VM_KERNEL=$test_vm_dir_/vmlinuz
@@ -126,6 +130,13 @@ vm_far_host () {
 	test_atexit test_vm_far_down_ || return 1
 	ip link add vmfar0 type veth peer name vmfar1 || return 1
 	ip link set vmfar1 netns "$VM_FAR_NS" || return 1
+	# no IPv6 on the link: nothing of its own (router solicitations,
+	# multicast reports) arrives there
+	if test -d /proc/sys/net/ipv6; then
+		sysctl -q -w net.ipv6.conf.vmfar0.disable_ipv6=1 &&
+		ip netns exec "$VM_FAR_NS" sysctl -q -w net.ipv6.conf.vmfar1.disable_ipv6=1 ||
+			return 1
+	fi
 	ip addr add "$VM_FAR_GW/24" dev vmfar0 && ip link set vmfar0 up || return 1
 	ip -n "$VM_FAR_NS" addr add "$VM_FAR_ADDR/24" dev vmfar1 &&
 	ip -n "$VM_FAR_NS" link set vmfar1 up &&

@@ -225,7 +225,9 @@ json.dump(c, open(\"bad.json\", \"w\"))
 test_expect_success 'dry run: the host table lets the tap reach the proxy port only, drops and counts the rest' '
 	sed -n "/^# the host.s table:/,\$p" out | sed 1d >table.txt &&
 	tap=$(sed -n "s/^# run directory .*, tap \(intvm[0-9a-f]*\) .*/\1/p" out) &&
+	guest=$(sed -n "s/^# run directory .*, guest \([0-9.]*\)\$/\1/p" out) &&
 	test -n "$tap" &&
+	test -n "$guest" &&
 	test_grep "^table inet intutic_vm_[0-9a-f]* {" table.txt &&
 	test_grep "type filter hook input priority filter; policy accept;" table.txt &&
 	test_grep "type filter hook forward priority filter; policy accept;" table.txt &&
@@ -235,13 +237,28 @@ test_expect_success 'dry run: the host table lets the tap reach the proxy port o
 	test_grep "oifname \"$tap\" counter name \"vm_forward_dropped\" drop" table.txt
 '
 
-test_expect_success 'qemu dry run: microvm, the image behind a snapshot, the run disk read-only, the tap, ip= on the command line' '
+test_expect_success 'dry run: before routing, only the guest'"'"'s own address and MAC pass the tap (netdev ingress), in words' '
+	mac=$(python3 -c "
+import json, sys
+print(json.load(open(sys.argv[1]))[\"network-interfaces\"][0][\"guest_mac\"])
+" vm.json) &&
+	case $mac in 02:49:[0-9a-f][0-9a-f]:[0-9a-f][0-9a-f]:[0-9a-f][0-9a-f]:[0-9a-f][0-9a-f]) ;; *) false ;; esac &&
+	test_grep "^table netdev intutic_vm_[0-9a-f]* {" table.txt &&
+	test_grep "type filter hook ingress device \"$tap\" priority filter; policy accept;" table.txt &&
+	test_grep -F "meta protocol ip ether saddr $mac ip saddr $guest accept comment \"IPv4 from the guest ($guest, MAC $mac)" table.txt &&
+	test_grep "meta protocol arp ether saddr $mac arp .*arp saddr ether $mac arp saddr ip $guest accept comment \"ARP from the guest, for its own address and MAC\"" table.txt &&
+	test_grep -F "meta protocol ip counter name \"vm_spoofed_dropped\" drop comment \"IPv4 from another address or MAC (a forged source): dropped before routing, never answered\"" table.txt &&
+	test_grep "meta protocol arp counter name \"vm_spoofed_dropped\" drop comment \"ARP claiming another address or MAC: dropped\"" table.txt &&
+	test_grep -F "counter name \"vm_other_dropped\" drop comment \"everything else (IPv6, other protocols): dropped\"" table.txt
+'
+
+test_expect_success 'qemu dry run: microvm, its code cache bounded (tb-size), the image behind a snapshot, the run disk read-only, the tap, ip= on the command line' '
 	audit_mark &&
 	INTUTIC_QEMU_ACCEL=tcg INTUTIC_VM_INITRD=$PWD/guest/initrd.img \
 		vmx --sandbox=qemu --sandbox-dry-run -- true &&
 	test "$rc" = 0 &&
 	sed -n "/^# the hypervisor:/{n;p}" out >argv.txt &&
-	test_grep -- "-M microvm -accel tcg" argv.txt &&
+	test_grep -- "-M microvm -accel tcg,tb-size=64 " argv.txt &&
 	test_grep -- "-drive id=root,file=$INTUTIC_FC_ROOTFS,format=raw,if=none,snapshot=on" argv.txt &&
 	test_grep -- "config.ext4,format=raw,if=none,readonly=on" argv.txt &&
 	test_grep -- "-netdev tap,id=net0,ifname=intvm[0-9a-f]*,script=no" argv.txt &&
