@@ -194,6 +194,8 @@ test_expect_success 'firecracker dry run: the configuration, valid against the s
 		--kernel "$PWD/guest/vmlinux" --initrd "$PWD/guest/initrd.img" \
 		--rundir "$INTUTIC_VM_RUNDIR" --mem 768 --vcpus 2 >check.out &&
 	test_grep "^ok" check.out &&
+	# no vsock device: it is in no network namespace
+	test_grep -v vsock vm.json &&
 	nothing_made
 '
 
@@ -264,6 +266,13 @@ test_expect_success 'qemu dry run: microvm, its code cache bounded (tb-size), th
 	test_grep -- "-netdev tap,id=net0,ifname=intvm[0-9a-f]*,script=no" argv.txt &&
 	test_grep -- "ip=10\.213\.[0-9.]*::10\.213\.[0-9.]*:255\.255\.255\.252::eth0:off" argv.txt &&
 	test_grep -- "tsc_early_khz=" argv.txt &&
+	# no device but the disks and the NIC: no vsock (not in any network
+	# namespace, unseen by the tap'"'"'s table), no defaults
+	test_grep -- "-nodefaults " argv.txt &&
+	tr " " "\n" <argv.txt | sed -n "/^-device\$/{n;p}" | sed "s/,.*//" | sort -u >devices &&
+	printf "%s\n" virtio-blk-device virtio-net-device >expect &&
+	test_cmp expect devices &&
+	test_grep -v vsock argv.txt &&
 	nothing_made
 '
 
