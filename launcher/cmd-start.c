@@ -22,6 +22,7 @@
 #include "intutic.h"
 #include "paths.h"
 #include "proc.h"
+#include "proxy-opts.h"
 #include "state.h"
 #include "xmalloc.h"
 
@@ -70,10 +71,11 @@ const struct cmd_entry cmd_start_entry = {
 };
 
 /*
- * The options start knows: its own, and intutic-proxy's (its usage_text),
- * which go to the proxy as they were written.  Knowing which take a value
- * is what lets start find its own among them; an option it does not know
- * is refused before anything runs.
+ * The options start knows: its own, and intutic-proxy's
+ * (common/proxy-opts.h), which go to the proxy as they were written.
+ * Knowing which take a value is what lets start find its own among them;
+ * an option it does not know is refused before anything runs.  The first
+ * entry of a name wins: start's --rules and --state-dir before the proxy's.
  */
 enum start_opt_kind {
 	START_OPT_PROXY = 0,	/* passed through */
@@ -94,24 +96,10 @@ static const struct start_opt {
 	{ "pidfile", "FILE", START_OPT_PIDFILE },
 	{ "log", "FILE", START_OPT_LOG },
 	{ "state-dir", "DIR", START_OPT_STATE_DIR },
-	{ "bind", "ADDR,...", START_OPT_PROXY },
-	{ "port", "N", START_OPT_PROXY },
-	{ "audit", "FILE", START_OPT_PROXY },
-	{ "workers", "N", START_OPT_PROXY },
-	{ "resolv-conf", "FILE", START_OPT_PROXY },
-	{ "hosts", "FILE", START_OPT_PROXY },
-	{ "debug", NULL, START_OPT_PROXY },
-	{ "dns-timeout", "MS", START_OPT_PROXY },
-	{ "connect-timeout", "MS", START_OPT_PROXY },
-	{ "head-timeout", "MS", START_OPT_PROXY },
-	{ "peek-timeout", "MS", START_OPT_PROXY },
-	{ "idle-timeout", "MS", START_OPT_PROXY },
-	{ "grace", "MS", START_OPT_PROXY },
-	{ "max-conns", "N", START_OPT_PROXY },
-	{ "head-max", "BYTES", START_OPT_PROXY },
-	{ "headers-max", "N", START_OPT_PROXY },
-	{ "uri-max", "BYTES", START_OPT_PROXY },
-	{ "transit-max", "BYTES", START_OPT_PROXY },
+#define X(name, kind, field, metavar, def, min, max, env, help) \
+	{ name, metavar, START_OPT_PROXY },
+	PROXY_OPTIONS(X)
+#undef X
 };
 #define START_OPT_COUNT	(sizeof(start_opts) / sizeof(start_opts[0]))
 

@@ -30,6 +30,7 @@
 
 #include "rules.h"
 #include "proxy.h"
+#include "proxy-opts.h"
 #include "audit.h"
 #include "conn.h"
 #include "http.h"
@@ -40,18 +41,6 @@
 
 static struct proxy	 proxy;
 static char		 state_path[PATH_MAX];
-
-static const char usage_text[] =
-"usage: intutic-proxy --rules FILE [--bind ADDR,...] [--port N]\n"
-"                     [--audit FILE|-] [--workers N] [--state-dir DIR]\n"
-"                     [--resolv-conf FILE] [--hosts FILE] [--debug]\n"
-"                     [--dns-timeout MS] [--connect-timeout MS]\n"
-"                     [--head-timeout MS] [--peek-timeout MS]\n"
-"                     [--idle-timeout MS] [--grace MS] [--max-conns N]\n"
-"                     [--head-max BYTES] [--headers-max N] [--uri-max BYTES]\n"
-"                     [--transit-max BYTES]\n"
-"\n"
-"The governing proxy; `intutic start` runs it.  See intutic-proxy(8).\n";
 
 struct rules *
 proxy_rules_get(struct proxy *p)
@@ -360,6 +349,24 @@ number(const char *opt, const char *s, long min, long max)
 	return v;
 }
 
+/* A default, as --help shows it ("" for none). */
+static void
+usage_default_TEXT(char *buf, size_t len, const char *def)
+{
+	snprintf(buf, len, "%s", def != NULL ? def : "");
+}
+
+static void
+usage_default_number(char *buf, size_t len, long def)
+{
+	snprintf(buf, len, "%ld", def);
+}
+
+#define usage_default_PORT	usage_default_number
+#define usage_default_INT	usage_default_number
+#define usage_default_SIZE	usage_default_number
+#define usage_default_FLAG(buf, len, def) ((void)(def), (buf)[0] = '\0')
+
 static void
 split_binds(struct proxy_config *cfg, char *list)
 {
@@ -383,169 +390,185 @@ split_binds(struct proxy_config *cfg, char *list)
 	}
 }
 
+/* --- options (common/proxy-opts.h describes them) ---------------------------- */
+
+enum proxy_opt_id {
+#define X(name, kind, field, metavar, def, min, max, env, help) \
+	PROXY_OPT_##field,
+	PROXY_OPTIONS(X)
+#undef X
+	PROXY_OPT_COUNT,
+	PROXY_OPT_HELP,
+	PROXY_OPT_VERSION
+};
+
+#define PROXY_ARG_FLAG	no_argument
+#define PROXY_ARG_TEXT	required_argument
+#define PROXY_ARG_PORT	required_argument
+#define PROXY_ARG_INT	required_argument
+#define PROXY_ARG_SIZE	required_argument
+
+static const struct option proxy_longopts[] = {
+#define X(name, kind, field, metavar, def, min, max, env, help) \
+	{ name, PROXY_ARG_##kind, NULL, PROXY_OPT_##field },
+	PROXY_OPTIONS(X)
+#undef X
+	{ "help", no_argument, NULL, PROXY_OPT_HELP },
+	{ "version", no_argument, NULL, PROXY_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Sets FIELD from the value v of `what` (an option or a variable). */
+#define PROXY_SET_FLAG(f, what, v, lo, hi)	((f) = 1)
+#define PROXY_SET_TEXT(f, what, v, lo, hi)	((f) = (v))
+#define PROXY_SET_PORT(f, what, v, lo, hi) \
+	((f) = (uint16_t)number((what), (v), (lo), (hi)))
+#define PROXY_SET_INT(f, what, v, lo, hi) \
+	((f) = (int)number((what), (v), (lo), (hi)))
+#define PROXY_SET_SIZE(f, what, v, lo, hi) \
+	((f) = (size_t)number((what), (v), (lo), (hi)))
+
 static void
-parse_options(struct proxy_config *cfg, int argc, char **argv, int *debug)
+option_set(struct proxy_config *cfg, enum proxy_opt_id id, const char *what,
+    const char *v)
 {
-	enum {
-		OPT_RULES = 256, OPT_BIND, OPT_PORT, OPT_AUDIT, OPT_WORKERS,
-		OPT_STATE, OPT_RESOLV, OPT_HOSTS, OPT_CONNECT_T, OPT_HEAD_T,
-		OPT_PEEK_T, OPT_IDLE_T, OPT_GRACE, OPT_MAXCONNS, OPT_HEADMAX,
-		OPT_HDRSMAX, OPT_URIMAX, OPT_DEBUG, OPT_HELP, OPT_VERSION,
-		OPT_DNS_T, OPT_TRANSIT,
-	};
-	static const struct option opts[] = {
-		{ "rules", required_argument, NULL, OPT_RULES },
-		{ "bind", required_argument, NULL, OPT_BIND },
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "audit", required_argument, NULL, OPT_AUDIT },
-		{ "workers", required_argument, NULL, OPT_WORKERS },
-		{ "state-dir", required_argument, NULL, OPT_STATE },
-		{ "resolv-conf", required_argument, NULL, OPT_RESOLV },
-		{ "hosts", required_argument, NULL, OPT_HOSTS },
-		{ "dns-timeout", required_argument, NULL, OPT_DNS_T },
-		{ "connect-timeout", required_argument, NULL, OPT_CONNECT_T },
-		{ "head-timeout", required_argument, NULL, OPT_HEAD_T },
-		{ "peek-timeout", required_argument, NULL, OPT_PEEK_T },
-		{ "idle-timeout", required_argument, NULL, OPT_IDLE_T },
-		{ "grace", required_argument, NULL, OPT_GRACE },
-		{ "max-conns", required_argument, NULL, OPT_MAXCONNS },
-		{ "head-max", required_argument, NULL, OPT_HEADMAX },
-		{ "headers-max", required_argument, NULL, OPT_HDRSMAX },
-		{ "uri-max", required_argument, NULL, OPT_URIMAX },
-		{ "transit-max", required_argument, NULL, OPT_TRANSIT },
-		{ "debug", no_argument, NULL, OPT_DEBUG },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	static char bindbuf[1024], statebuf[PATH_MAX];
+	switch (id) {
+#define X(name, kind, field, metavar, def, min, max, env, help) \
+	case PROXY_OPT_##field: \
+		PROXY_SET_##kind(cfg->field, what, v, min, max); \
+		break;
+	PROXY_OPTIONS(X)
+#undef X
+	default:
+		break;
+	}
+}
+
+/*
+ * One option of the usage: "--NAME METAVAR  HELP", and under it its
+ * default, its range and its variable, those it has.
+ */
+static void
+usage_option(FILE *fp, const char *word, const char *help,
+    const char *deftext, const char *range, const char *env)
+{
+	const char *sep = "";
+
+	fprintf(fp, "  %-20s %s\n", word, help);
+	if (deftext[0] == '\0' && range[0] == '\0' && env == NULL)
+		return;
+	fprintf(fp, "  %-20s", "");
+	if (deftext[0] != '\0') {
+		fprintf(fp, " default %s", deftext);
+		sep = ";";
+	}
+	if (range[0] != '\0') {
+		fprintf(fp, "%s %s", sep, range);
+		sep = ";";
+	}
+	if (env != NULL)
+		fprintf(fp, "%s $%s", sep, env);
+	fputc('\n', fp);
+}
+
+/* The usage: the synopsis, then each option with what it takes. */
+static void
+usage(FILE *fp)
+{
+	static const char lead[] = "usage: intutic-proxy";
+	char word[64], deftext[96], range[64];
+	size_t col = sizeof(lead) - 1;
+
+	fputs(lead, fp);
+#define X(name, kind, field, metavar, def, min, max, env, help) \
+	snprintf(word, sizeof(word), strcmp(name, PROXY_OPTION_REQUIRED) == 0 ? \
+	    " --%s%s%s" : " [--%s%s%s]", name, metavar != NULL ? " " : "", \
+	    metavar != NULL ? metavar : ""); \
+	if (col + strlen(word) > 76) { \
+		fprintf(fp, "\n%*s", (int)sizeof(lead) - 1, ""); \
+		col = sizeof(lead) - 1; \
+	} \
+	fputs(word, fp); \
+	col += strlen(word);
+	PROXY_OPTIONS(X)
+#undef X
+	fputs("\n       intutic-proxy --help | --version\n\n"
+	    "The governing proxy; `intutic start` runs it.  See "
+	    "intutic-proxy(8).\n\n", fp);
+#define X(name, kind, field, metavar, def, min, max, env, help) \
+	snprintf(word, sizeof(word), "--%s%s%s", name, metavar != NULL ? \
+	    " " : "", metavar != NULL ? metavar : ""); \
+	usage_default_##kind(deftext, sizeof(deftext), def); \
+	range[0] = '\0'; \
+	if (PROXY_ARG_##kind == required_argument && (min) != (max)) \
+		snprintf(range, sizeof(range), "%ld to %ld", (long)(min), \
+		    (long)(max)); \
+	usage_option(fp, word, help, deftext, range, env);
+	PROXY_OPTIONS(X)
+#undef X
+}
+
+/* The variable's value; NULL when name is NULL, or it is unset or empty. */
+static const char *
+env_value(const char *name)
+{
 	const char *v;
-	int c;
+
+	if (name == NULL || (v = getenv(name)) == NULL || *v == '\0')
+		return NULL;
+	return v;
+}
+
+static void
+parse_options(struct proxy_config *cfg, int argc, char **argv)
+{
+	static char bindbuf[1024], statebuf[PATH_MAX];
+	char what[64];
+	const char *v;
+	int c, li = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->port = PROXY_PORT_DEFAULT;
-	cfg->resolv_conf = "/etc/resolv.conf";
-	cfg->hosts_file = "/etc/hosts";
-	cfg->head_max = PROXY_HEAD_MAX;
-	cfg->headers_max = PROXY_HEADERS_MAX;
-	cfg->uri_max = PROXY_URI_MAX;
-	cfg->dns_ms = PROXY_DNS_MS;
-	cfg->connect_ms = PROXY_CONNECT_MS;
-	cfg->head_ms = PROXY_HEAD_MS;
-	cfg->peek_ms = PROXY_PEEK_MS;
-	cfg->idle_ms = PROXY_IDLE_MS;
-	cfg->grace_ms = PROXY_GRACE_MS;
-	cfg->conns_max = PROXY_CONNS_MAX;
-	cfg->transit_max = PROXY_TRANSIT_MAX;
-	cfg->workers = cpus_usable();
-	snprintf(bindbuf, sizeof(bindbuf), "127.0.0.1");
-	if ((v = getenv("INTUTIC_PROXY_BIND")) != NULL && *v != '\0')
-		snprintf(bindbuf, sizeof(bindbuf), "%s", v);
-	if ((v = getenv("INTUTIC_PROXY_PORT")) != NULL && *v != '\0')
-		cfg->port = (uint16_t)number("INTUTIC_PROXY_PORT", v, 0, 65535);
-	if ((v = getenv("INTUTIC_RULES")) != NULL && *v != '\0')
-		cfg->rules_path = v;
-	if ((v = getenv("INTUTIC_RESOLV_CONF")) != NULL && *v != '\0')
-		cfg->resolv_conf = v;
-	if ((v = getenv("INTUTIC_HOSTS_FILE")) != NULL && *v != '\0')
-		cfg->hosts_file = v;
-
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	/* The defaults, then the environment, then the options. */
+#define X(name, kind, field, metavar, def, min, max, env, help) \
+	cfg->field = (def);
+	PROXY_OPTIONS(X)
+#undef X
+#define X(name, kind, field, metavar, def, min, max, env, help) \
+	if ((v = env_value(env)) != NULL) \
+		option_set(cfg, PROXY_OPT_##field, env, v);
+	PROXY_OPTIONS(X)
+#undef X
+	while ((c = getopt_long(argc, argv, "", proxy_longopts, &li)) != -1) {
+		if (c >= 0 && c < PROXY_OPT_COUNT) {
+			snprintf(what, sizeof(what), "--%s",
+			    proxy_longopts[li].name);
+			option_set(cfg, (enum proxy_opt_id)c, what, optarg);
+			continue;
+		}
 		switch (c) {
-		case OPT_RULES:
-			cfg->rules_path = optarg;
-			break;
-		case OPT_BIND:
-			snprintf(bindbuf, sizeof(bindbuf), "%s", optarg);
-			break;
-		case OPT_PORT:
-			cfg->port = (uint16_t)number("--port", optarg, 0, 65535);
-			break;
-		case OPT_AUDIT:
-			cfg->audit_path = optarg;
-			break;
-		case OPT_WORKERS:
-			cfg->workers = (int)number("--workers", optarg, 1,
-			    PROXY_WORKERS_MAX);
-			break;
-		case OPT_STATE:
-			cfg->state_dir = optarg;
-			break;
-		case OPT_RESOLV:
-			cfg->resolv_conf = optarg;
-			break;
-		case OPT_HOSTS:
-			cfg->hosts_file = optarg;
-			break;
-		case OPT_DNS_T:
-			cfg->dns_ms = (int)number("--dns-timeout", optarg, 1,
-			    3600000);
-			break;
-		case OPT_CONNECT_T:
-			cfg->connect_ms = (int)number("--connect-timeout",
-			    optarg, 1, 3600000);
-			break;
-		case OPT_HEAD_T:
-			cfg->head_ms = (int)number("--head-timeout", optarg, 1,
-			    3600000);
-			break;
-		case OPT_PEEK_T:
-			cfg->peek_ms = (int)number("--peek-timeout", optarg, 1,
-			    3600000);
-			break;
-		case OPT_IDLE_T:
-			cfg->idle_ms = (int)number("--idle-timeout", optarg, 1,
-			    86400000);
-			break;
-		case OPT_GRACE:
-			cfg->grace_ms = (int)number("--grace", optarg, 0,
-			    3600000);
-			break;
-		case OPT_MAXCONNS:
-			cfg->conns_max = (size_t)number("--max-conns", optarg,
-			    1, 10000000);
-			break;
-		case OPT_HEADMAX:
-			cfg->head_max = (size_t)number("--head-max", optarg,
-			    1024, 1024 * 1024);
-			break;
-		case OPT_HDRSMAX:
-			cfg->headers_max = (size_t)number("--headers-max",
-			    optarg, 1, 256);
-			break;
-		case OPT_URIMAX:
-			cfg->uri_max = (size_t)number("--uri-max", optarg, 64,
-			    1024 * 1024);
-			break;
-		case OPT_TRANSIT:
-			cfg->transit_max = (size_t)number("--transit-max",
-			    optarg, 0, LONG_MAX);
-			break;
-		case OPT_DEBUG:
-			*debug = 1;
-			break;
-		case OPT_HELP:
-			fputs(usage_text, stdout);
+		case PROXY_OPT_HELP:
+			usage(stdout);
 			exit(0);
-		case OPT_VERSION:
+		case PROXY_OPT_VERSION:
 			printf("intutic-proxy %s\n", PACKAGE_VERSION);
 			exit(0);
 		default:
-			fputs(usage_text, stderr);
+			usage(stderr);
 			exit(2);
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "intutic-proxy: unexpected argument '%s'\n",
 		    argv[optind]);
-		fputs(usage_text, stderr);
+		usage(stderr);
 		exit(2);
 	}
 	if (cfg->rules_path == NULL) {
 		fprintf(stderr, "intutic-proxy: --rules FILE is required\n");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		exit(2);
 	}
+	snprintf(bindbuf, sizeof(bindbuf), "%s", cfg->bind_text);
 	split_binds(cfg, bindbuf);
 	if (cfg->state_dir == NULL) {
 		if (paths_state_dir(statebuf, sizeof(statebuf)) != 0) {
@@ -596,7 +619,8 @@ main(int argc, char **argv)
 	size_t i;
 	int k, debug = 0, status = 0;
 
-	parse_options(&p->cfg, argc, argv, &debug);
+	parse_options(&p->cfg, argc, argv);
+	debug = p->cfg.debug;
 	log_init("intutic-proxy", debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit(p);

@@ -57,8 +57,10 @@ struct event;
  */
 #define PROXY_TRANSIT_MAX	(32 * 1024 * 1024)
 
+/* Its options: common/proxy-opts.h describes each field set from one. */
 struct proxy_config {
 	const char	*rules_path;
+	const char	*bind_text;		/* --bind, split into binds */
 	const char	*binds[PROXY_BINDS_MAX];
 	size_t		 nbinds;
 	uint16_t	 port;
@@ -78,6 +80,7 @@ struct proxy_config {
 	int		 grace_ms;
 	size_t		 conns_max;
 	size_t		 transit_max;		/* bytes, per worker */
+	int		 debug;
 };
 
 /* Counters, updated with relaxed atomics from every worker. */

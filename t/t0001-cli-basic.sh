@@ -68,6 +68,42 @@ test_expect_success 'help start and start --help print the same text' '
 	test_cmp expect out
 '
 
+# The option names a text lists ("--NAME"), sorted, one a line.
+option_names () {
+	grep -o -- "--[a-z][a-z-]*" | sed "s/^--//" | sort -u
+}
+
+test_expect_success 'intutic-proxy: --help, its options list and intutic-proxy(8)'"'"'s SYNOPSIS name the same options; start knows each' '
+	"$top_builddir/proxy/intutic-proxy" --help >help &&
+	sed -n "1,/^\$/p" help | option_names >synopsis &&
+	sed -n "/^\$/,\$p" help | sed -n "s/^  \(--[a-z-]*\).*/\1/p" |
+		option_names >listed &&
+	printf "%s\n" help version >>listed &&
+	sort -o listed listed &&
+	test_cmp synopsis listed &&
+	sed -n "/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p" \
+		"$top_srcdir/man/intutic-proxy.8" | sed "s/\\\\-/--/g" |
+		option_names >man &&
+	test_cmp man synopsis &&
+	test_line_count -gt 15 synopsis &&
+	"$INTUTIC" start --help >start.help &&
+	sed -n "/^Each PROXY-OPTION/,/^\$/p" start.help | option_names >start.listed &&
+	grep -v -x -e help -e version -e rules synopsis >proxy.opts &&
+	test_cmp proxy.opts start.listed
+'
+
+test_expect_success 'start passes every proxy option through, and knows which take a value' '
+	printf "version: 1\nallow: []\n" >ok.yaml &&
+	for o in $(cat proxy.opts); do
+		case $o in
+		debug) continue ;;
+		esac
+		test_expect_code 2 "$INTUTIC" start --rules ok.yaml "--$o" 2>err ||
+			return 1
+		test_grep "needs" err || return 1
+	done
+'
+
 test_expect_success 'help nope: exit 2, unknown command' '
 	test_expect_code 2 "$INTUTIC" help nope >out 2>err &&
 	test_must_be_empty out &&
