@@ -5,8 +5,8 @@
  * is started: the proxy answers; the project's .intutic.yaml only
  * tightens; the workspace's enforcement level and the profile allow this
  * kind of run; the proxy registered the run.  Then a backend runs the
- * command: the host (exec() in place), or, in later versions, a container
- * or a microVM.  A backend that was asked for and is not there refuses
+ * command: the host (exec() in place), an OCI container (sandbox-oci.c)
+ * or a microVM under qemu or firecracker (sandbox-vm.c).  A backend that was asked for and is not there refuses
  * the run: never a host run instead.
  */
 #include "config.h"

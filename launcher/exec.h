@@ -1,7 +1,8 @@
 /*
  * exec.h — what intutic exec hands a backend: the options, the run (its id,
  * token and the proxy), and the command's environment.  The backends: the
- * host (cmd-exec.c) and OCI containers (sandbox-oci.c).
+ * host (cmd-exec.c), OCI containers (sandbox-oci.c), and microVMs under
+ * qemu or firecracker (sandbox-vm.c).
  */
 #ifndef INTUTIC_EXEC_H
 #define INTUTIC_EXEC_H

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 /*
- * Exit statuses (DESIGN.md "The launcher"); stop and status also use
+ * Exit statuses (intutic(1), EXIT STATUS); stop and status also use
  * EXIT_FAILURE (1): it failed, or the state cannot be told.
  */
 #define EXIT_USAGE	2	/* usage or configuration error */

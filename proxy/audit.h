@@ -1,6 +1,6 @@
 /*
  * audit.h — the audit log: JSON Lines, one record per decision and one per
- * close (DESIGN.md "Audit log").  Each record is written with one write(2)
+ * close (intutic-proxy(8), AUDIT LOG).  Each record is written with one write(2)
  * on a descriptor opened with O_APPEND, so a record is on disk (in the page
  * cache) as soon as audit_write() returns: nothing is buffered that a
  * SIGTERM or a crash could lose.  Safe to call from every worker.

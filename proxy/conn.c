@@ -15,7 +15,7 @@
  *
  * A DNS look-up (resolve.c) never calls back after resolve_cancel(), which
  * conn_close() calls; its own memory outlives the connection until evdns
- * has called back for the cancelled queries (STYLE.md).
+ * has called back for the cancelled queries (resolve.h).
  */
 #include "config.h"
 

@@ -1,5 +1,6 @@
 /*
- * rules-host.c — canonical hosts and ports (DESIGN.md principle 2).
+ * rules-host.c — canonical hosts and ports (intutic-rules(5), CANONICAL
+ * NAMES): one form of each, used for the decision, the dial and the log.
  *
  * One parser decides what a host is.  It is strict on purpose: the same text
  * must mean the same destination to the rules, the resolver and the log, so
@@ -345,7 +346,7 @@ struct addr_range {
 	const char	*class;
 };
 
-/* DESIGN.md "Rule files": the internal ranges. */
+/* The internal ranges (intutic-rules(5), ADDRESSES). */
 static const struct addr_range ranges_v4[] = {
 	{ { 0, 0, 0, 0 }, 8, "this-network" },
 	{ { 10, 0, 0, 0 }, 8, "private" },
@@ -374,7 +375,7 @@ static const struct addr_range ranges_v6[] = {
 	{ { 0xff }, 8, "multicast" },
 	{ { 0x01, 0x00 }, 64, "discard" },
 	{ { 0x20, 0x01, 0x0d, 0xb8 }, 32, "documentation" },
-	/* Not in the list of DESIGN.md, refused all the same (fail closed):
+	/* Not among the well-known ones, refused all the same (fail closed):
 	 * local-use NAT64 (RFC 8215), whose IPv4 position varies. */
 	{ { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 }, 48, "nat64-local" },
 };

@@ -1,7 +1,7 @@
 /*
  * rules-tighten.c — does a project's rule set only narrow the operator's?
  *
- * DESIGN.md principle 4: the operator's rules are a ceiling, a project file
+ * The operator's rules are a ceiling: a project file
  * may narrow them, never widen them.  Each allow entry of the project
  * stands for a set of destinations — one name, every name below a name
  * (with or without the name itself), or an address block — on each port

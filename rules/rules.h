@@ -101,7 +101,7 @@ enum rules_host_kind {
 };
 
 /*
- * A destination host in its one canonical form (DESIGN.md principle 2): the
+ * A destination host in its one canonical form: the
  * text used for the decision, the dial and the log.  For a name, `text` is
  * lowercase without the trailing dot; for IPv4 the dotted quad; for IPv6 the
  * compressed form in brackets.
@@ -282,7 +282,7 @@ int		 rules_entry_names_port(const struct rules_entry *e,
 
 /*
  * Whether `project` (a project's .intutic.yaml) only narrows `ceiling` (the
- * operator's rules), DESIGN.md principle 4.  It does when, for each of its
+ * operator's rules), which it may do, never widen them.  It does when, for each of its
  * allow entries and each port that entry allows (its own ports, else the
  * project's `ports:` list): every destination the entry could match is
  * allowed by allow entries of `ceiling`, and no single deny entry of

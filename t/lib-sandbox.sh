@@ -100,8 +100,8 @@ CONTAINERS_CONF=$TEST_DATA/sandbox/containers.conf
 export CONTAINERS_CONF SANDBOX_IMAGE SANDBOX_BASE_IMAGE SANDBOX_FAR_ADDR \
     SANDBOX_DNS_ADDR SANDBOX_GATEWAY
 
-# What `intutic exec --sandbox` gives podman run (DESIGN.md, the OCI
-# backend): every capability dropped but the four the entrypoint needs (and
+# What `intutic exec --sandbox` gives podman run (intutic-exec(1), The
+# envelope): every capability dropped but the four the entrypoint needs (and
 # CHOWN: podman 4 cannot mount the home tmpfs owned by uid 1000), no new
 # privileges, intutic's seccomp profile, a read-only root with tmpfs /tmp,
 # /run and home, an init, and limits.  (Not the launcher's resolv.conf:

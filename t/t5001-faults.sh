@@ -220,7 +220,8 @@ test_expect_success 'SERVFAIL: no answer in time, 504 dns-timeout, nothing diall
 	alive
 '
 
-# DESIGN.md: "Unresolvable -> 502 dns-failed; ... timeouts -> 504".  A DNS
+# intutic-proxy(8), DNS: a name that does not resolve is 502 dns-failed, a
+# look-up that times out 504 dns-timeout.  A DNS
 # server that never answers is a timeout, not an answer that the name does
 # not exist.
 test_expect_success 'a DNS server that never answers (resolver timeout:1 attempts:1): 504 within seconds' '

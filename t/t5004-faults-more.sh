@@ -171,7 +171,7 @@ test_expect_success "an origin that answers nothing: the exchange ends after --i
 	alive
 '
 
-# DESIGN.md: "timeouts -> 504".  Nothing of the answer has gone to the
+# A timeout is a 504 (intutic-proxy(8)).  Nothing of the answer has gone to the
 # client yet, so it is told: 504 upstream-timeout.
 test_expect_success 'the client of that exchange is answered 504 with a timeout reason' '
 	read -r rc <rc &&

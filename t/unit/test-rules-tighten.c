@@ -1,7 +1,6 @@
 /*
  * test-rules-tighten.c — rules_tightens(): a project file (.intutic.yaml)
- * may narrow the operator's rules, never widen them (DESIGN.md principle
- * 4).  Each case is a pair of files in t/data/rules/tighten: the operator's
+ * may narrow the operator's rules, never widen them.  Each case is a pair of files in t/data/rules/tighten: the operator's
  * rules and a project's, with the exact line expected in `why` ("" when the
  * project only tightens).
  */
