@@ -955,6 +955,33 @@ s.close()
 '
 }
 
+# tcp_conns [--sport N] [--dport N] [--state established|all] [--count]:
+# this namespace's TCP connections with their queues and TCP_INFO counters
+# (t/helpers/tcpinfo.py, from sock_diag), one a line, or how many.
+tcp_conns () {
+	python3 "$top_srcdir/t/helpers/tcpinfo.py" "$@"
+}
+
+# upstreams PORT: how many established connections there are to port PORT
+# (from the proxy, when only it talks to the servers).
+upstreams () {
+	tcp_conns --count --dport "$1"
+}
+
+# upstreams_are PORT N: there are N now.
+upstreams_are () {
+	test "$(upstreams "$1")" = "$2"
+}
+
+# wait_upstreams PORT N [SECONDS]: until there are N (at most SECONDS, 10 by
+# default); else says how many there are, and the connections, and fails.
+wait_upstreams () {
+	wait_until "${3:-10}" upstreams_are "$1" "$2" && return 0
+	echo "still $(upstreams "$1") connections to port $1, not $2:" >&2
+	tcp_conns --state all >&2
+	return 1
+}
+
 # wait_until SECONDS CMD...: run CMD until it succeeds, every 0.1 s, at
 # most SECONDS (whole seconds; the last try when they are over).  CMD's
 # status 1 means "not yet"; any other failure ends the wait at once, with

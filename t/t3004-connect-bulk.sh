@@ -92,24 +92,22 @@ print("stuck", sent, flush=True)
 time.sleep(30)
 EOF
 
-# held SS_OUT: what the proxy read from the client and did not write on to
-# the stalled receiver, from its two sockets in ss -ti: read = the client
-# side's bytes_received less its Recv-Q (and the CONNECT head); written =
-# the receiver side's bytes_acked (which counts the SYN) plus its Send-Q.
+# held HEAD CONNS: what the proxy read from the client and did not write on
+# to the stalled receiver, from its two sockets in CONNS (tcp_conns): read =
+# the client side's bytes received less its receive queue (and the CONNECT
+# head); written = the receiver side's bytes acked (which count the SYN)
+# plus its send queue.
 held () {
 	awk -v pp="127.0.0.1:$PROXY_PORT" -v sp="127.0.0.1:$STALL_PORT" \
 	    -v head="$1" '
-	/^[0-9]/ {
-		side = $3 == pp ? "c" : $4 == sp ? "s" : ""
-		q = side == "c" ? $1 : $2
-		next
+	{
+		for (i = 3; i <= NF; i++) {
+			split($i, kv, "=")
+			f[kv[1]] = kv[2]
+		}
 	}
-	side == "c" && match($0, /bytes_received:[0-9]+/) {
-		read = substr($0, RSTART + 15, RLENGTH - 15) - q - head
-	}
-	side == "s" && match($0, /bytes_acked:[0-9]+/) {
-		wrote = substr($0, RSTART + 12, RLENGTH - 12) - 1 + q
-	}
+	$1 == pp { read = f["received"] - f["rq"] - head }
+	$2 == sp { wrote = f["acked"] - 1 + f["wq"] }
 	END {
 		if (read == "" || wrote == "")
 			exit 1
@@ -123,16 +121,16 @@ test_expect_success "a receiver that stopped: the sender is stopped, the proxy h
 	i=0
 	until grep -q "^stuck" push.out || test $i -ge 300 ||
 		! test_proc_alive_ "$push"; do sleep 0.1; i=$((i + 1)); done
-	ss -tniH state established "( sport = :$PROXY_PORT or dport = :$STALL_PORT )" >ss.out
+	tcp_conns --sport "$PROXY_PORT" --dport "$STALL_PORT" >conns.out
 	test_stop_pid_ "$push" 1
 	# Its close resets the tunnel, whose client end is stuck behind data.
 	stop_server stall
-	cat push.err ss.out &&
+	cat push.err conns.out &&
 	grep "^stuck" push.out &&
 	sent=$(sed -n "s/^stuck //p" push.out) &&
 	head=$(printf "CONNECT stall.test:%s HTTP/1.1\r\nHost: stall.test:%s\r\n\r\n" \
 		"$STALL_PORT" "$STALL_PORT" | wc -c) &&
-	kept=$(held "$head" ss.out) &&
+	kept=$(held "$head" conns.out) &&
 	echo "sent $sent, held in the proxy $kept" &&
 	test "$sent" -gt $((STALL_AFTER + IO_CHUNK)) &&
 	test "$sent" -lt $((256 << 20)) &&

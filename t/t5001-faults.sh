@@ -3,11 +3,10 @@ test_description='faults: origins that refuse, reset or never answer, DNS that f
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
 test_isolate_netns
-test_require_proxy curl "ss (iproute2)"
+test_require_proxy curl
 
 CONNECT_TIMEOUT_MS=1000	# the second proxy's --connect-timeout
 DNS_TIMEOUT_MS=2000	# and its --dns-timeout: a bound of its own
-WAIT_SECONDS=10		# for a connection to go away
 
 # one_request STATUS REASON: since the mark (audit_mark), one decision and
 # one close record, both with REASON, the close with STATUS (the decision
@@ -17,25 +16,6 @@ one_request () {
 	audit_expect 1 event=decision reason="$2" &&
 	audit_expect 1 event=close reason="$2" status="$1" &&
 	test_line_count = 2 since.jsonl
-}
-
-# upstreams PORT: how many established connections to 127.0.0.1:PORT
-# (from the proxy: only it talks to the servers here).
-upstreams () {
-	ss -tnH state established "( dport = :$1 )" | grep -c . || :
-}
-
-# upstreams_are PORT N: there are N now.
-upstreams_are () {
-	test "$(upstreams "$1")" = "$2"
-}
-
-# wait_upstreams PORT N: until there are N, at most WAIT_SECONDS.
-wait_upstreams () {
-	wait_until "$WAIT_SECONDS" upstreams_are "$1" "$2" && return 0
-	echo "still $(upstreams "$1") connections to port $1, not $2:" >&2
-	ss -tn >&2
-	return 1
 }
 
 # alive: a good request through the proxy works.

@@ -3,7 +3,7 @@ test_description='more faults: origins that stall, DNS slow, truncated or dead, 
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
 test_isolate_netns
-test_require_proxy curl "ss (iproute2)"
+test_require_proxy curl
 
 IDLE_MS=1000		# --idle-timeout of the proxy
 STALL_MS=4000		# how long the origin stalls: well past it
@@ -12,22 +12,6 @@ SOURCE_BYTES=200000000	# a source that would take long to drain
 READ_BYTES=300000	# what a vanishing client reads first
 WAIT_SECONDS=10		# for a connection to go away
 
-# upstreams PORT: established connections to 127.0.0.1:PORT (only the
-# proxy talks to the servers here).
-upstreams () {
-	ss -tnH state established "( dport = :$1 )" | grep -c . || :
-}
-
-# wait_upstreams PORT N: until there are N, at most WAIT_SECONDS.
-wait_upstreams () {
-	wait_until "$WAIT_SECONDS" upstreams_are "$1" "$2" && return 0
-	echo "still $(upstreams "$1") connections to port $1, not $2:" >&2
-	ss -tn >&2
-	return 1
-}
-upstreams_are () {
-	test "$(upstreams "$1")" = "$2"
-}
 
 # metric_is NAME VALUE; 2 when it cannot be read.
 metric_is () {
