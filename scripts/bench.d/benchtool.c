@@ -63,47 +63,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#define TOOL_NAME	"benchtool"
+#define TOOL_EXIT	1
+#include "../toolutil.h"
+
 #define BIG		(1024 * 1024)
 #define HEAD_MAX	4096
 #define OP_TIMEOUT	10.0	/* seconds for one tunnel's set-up */
 
 static char bigbuf[BIG];
 static volatile sig_atomic_t got_usr1;
-
-static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("benchtool: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static long long
-num(const char *s, long long min, long long max)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max)
-		die("'%s' is not a number from %lld to %lld", s, min, max);
-	return v;
-}
 
 static void
 nofile_max(void)

@@ -34,6 +34,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#define TOOL_NAME	"soakload"
+#define TOOL_EXIT	2
+#include "../toolutil.h"
+
 #define IO_TIMEOUT	10	/* seconds, every read and write */
 #define HEAD_MAX	8192
 #define BODY_MAX	(1 << 20)
@@ -49,41 +53,6 @@ static double deadline;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long sent, answered, errors, connections;
 static char first_error[256];
-
-static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("soakload: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(2);
-}
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static long
-num(const char *s, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max)
-		die("'%s' is not a number from %ld to %ld", s, min, max);
-	return v;
-}
 
 static void
 note_error(const char *fmt, ...)
