@@ -28,7 +28,7 @@
 
 #include "conntrack.h"
 #include "enforce-record.h"
-#include "exec.h"
+#include "backend.h"
 #include "fetch.h"
 #include "hostfw.h"
 #include "intutic.h"

@@ -5,9 +5,10 @@
  * is started: the proxy answers; the project's .intutic.yaml only
  * tightens; the workspace's enforcement level and the profile allow this
  * kind of run; the proxy registered the run.  Then a backend runs the
- * command: the host (exec() in place), an OCI container (sandbox-oci.c)
- * or a microVM under qemu or firecracker (sandbox-vm.c).  A backend that was asked for and is not there refuses
- * the run: never a host run instead.
+ * command: the host (exec() in place), an OCI container
+ * (sandbox/oci.c) or a microVM under qemu or firecracker
+ * (sandbox/microvm.c).  A backend that was asked for and is not there
+ * refuses the run: never a host run instead.
  */
 #include "config.h"
 
@@ -22,7 +23,7 @@
 #include <unistd.h>
 
 #include "enforce-record.h"
-#include "exec.h"
+#include "backend.h"
 #include "fetch.h"
 #include "hostfw.h"
 #include "intutic.h"
@@ -234,7 +235,7 @@ envv_free(struct envv *e)
 	free(e->v);
 }
 
-/* See exec.h. */
+/* See sandbox/backend.h. */
 int
 exec_env(const struct exec_run *run, struct envv *e, const char *host,
     unsigned int port, int host_base)

@@ -1,11 +1,11 @@
 /*
- * exec.h — what intutic exec hands a backend: the options, the run (its id,
+ * backend.h — what intutic exec hands a backend: the options, the run (its id,
  * token and the proxy), and the command's environment.  The backends: the
- * host (cmd-exec.c), OCI containers (sandbox-oci.c), and microVMs under
- * qemu or firecracker (sandbox-vm.c).
+ * host (cmd-exec.c), OCI containers (sandbox/oci.c), and microVMs under
+ * qemu or firecracker (sandbox/microvm.c).
  */
-#ifndef INTUTIC_EXEC_H
-#define INTUTIC_EXEC_H
+#ifndef INTUTIC_SANDBOX_BACKEND_H
+#define INTUTIC_SANDBOX_BACKEND_H
 
 #include <limits.h>
 #include <stddef.h>
@@ -87,11 +87,11 @@ void	 envv_free(struct envv *e);
 int	 exec_env(const struct exec_run *run, struct envv *e,
 	    const char *host, unsigned int port, int host_base);
 
-/* sandbox-oci.c: runs the command in a container; its exit status. */
+/* sandbox/oci.c: runs the command in a container; its exit status. */
 int	 oci_run(const struct exec_run *run);
 
 /*
- * sandbox-vm.c: --sandbox=firecracker|qemu.  vm_check(): the health gates;
+ * sandbox/microvm.c: --sandbox=firecracker|qemu.  vm_check(): the health gates;
  * vm_run(): the command in a microVM, torn down whatever happens.
  */
 int	 vm_check(const struct exec_run *run);
@@ -103,4 +103,4 @@ int	 vm_run(const struct exec_run *run);
  */
 int	 vm_leftovers(FILE *report, int remove);
 
-#endif /* INTUTIC_EXEC_H */
+#endif /* INTUTIC_SANDBOX_BACKEND_H */

@@ -1,5 +1,5 @@
 /*
- * sandbox-vm.c — intutic exec --sandbox=firecracker|qemu: the command in a
+ * sandbox/microvm.c — intutic exec --sandbox=firecracker|qemu: the command in a
  * microVM whose only way out is the proxy.
  *
  * A run, in order (each step undone by vm_teardown(), whatever happens):
@@ -63,7 +63,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 
-#include "exec.h"
+#include "backend.h"
 #include "hostfw.h"
 #include "intutic.h"
 #include "proc.h"

@@ -1,5 +1,5 @@
 /*
- * sandbox-oci.c — intutic exec --sandbox=oci: the command in a container
+ * sandbox/oci.c — intutic exec --sandbox=oci: the command in a container
  * (docker or podman) whose only way out is the proxy.
  *
  * The envelope: every capability dropped but the five the image's
@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec.h"
+#include "backend.h"
 #include "intutic.h"
 #include "spawn.h"
 
