@@ -17,8 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <yaml.h>
-
 #include "enforce-record.h"
 #include "hostfw.h"
 #include "jsonobj.h"
@@ -207,30 +205,28 @@ enforce_record_remove(char *why, size_t whylen)
 
 /* A list of networks into n (at most max): each as hostfw_net_parse(). */
 static int
-rec_nets(struct jsonobj_ctx *ctx, yaml_document_t *doc, const char *key,
-    const yaml_node_t *v, int need_port, struct hostfw_net *n, size_t max,
-    size_t *count)
+rec_nets(struct jsonobj_ctx *ctx, const char *key, int need_port,
+    struct hostfw_net *n, size_t max, size_t *count)
 {
 	char (*t)[HOSTFW_NET_TEXT_MAX];
 	size_t i;
 	int r = 0;
 
 	if ((t = calloc(max, sizeof(*t))) == NULL)
-		return jsonobj_error(ctx, v, "out of memory");
-	if (jsonobj_strings(ctx, doc, key, v, &t[0][0], sizeof(t[0]), max,
+		return jsonobj_error(ctx, "out of memory");
+	if (jsonobj_strings(ctx, key, &t[0][0], sizeof(t[0]), max,
 	    count) != 0)
 		r = -1;
 	for (i = 0; r == 0 && i < *count; i++)
 		if (hostfw_net_parse(t[i], need_port, &n[i]) != 0)
-			r = jsonobj_error(ctx, v, "'%s' holds '%s', not a "
+			r = jsonobj_error(ctx, "'%s' holds '%s', not a "
 			    "CIDR[:PORT]", key, t[i]);
 	free(t);
 	return r;
 }
 
 static int
-rec_value(struct jsonobj_ctx *ctx, yaml_document_t *doc, int k,
-    const yaml_node_t *v, void *out)
+rec_value(struct jsonobj_ctx *ctx, int k, void *out)
 {
 	struct enforce_record *rec = out;
 	const char *name = rec_key_names[k];
@@ -239,44 +235,44 @@ rec_value(struct jsonobj_ctx *ctx, yaml_document_t *doc, int k,
 
 	switch ((enum rec_key)k) {
 	case REC_KEY_NETNS:
-		if (jsonobj_number(ctx, name, v, 0, 999999999999999999LL,
+		if (jsonobj_number(ctx, name, 0, 999999999999999999LL,
 		    &n) != 0)
 			return -1;
 		rec->netns = (unsigned long long)n;
 		return 0;
 	case REC_KEY_SINCE:
-		if (jsonobj_number(ctx, name, v, 0, 999999999999LL, &n) != 0)
+		if (jsonobj_number(ctx, name, 0, 999999999999LL, &n) != 0)
 			return -1;
 		rec->since = n;
 		return 0;
 	case REC_KEY_UID:
-		if (jsonobj_number(ctx, name, v, 1, UINT32_MAX - 1, &n) != 0)
+		if (jsonobj_number(ctx, name, 1, UINT32_MAX - 1, &n) != 0)
 			return -1;
 		rec->cfg.uid = (uid_t)n;
 		return 0;
 	case REC_KEY_PROXY:
-		return rec_nets(ctx, doc, name, v, 1, rec->cfg.proxy,
+		return rec_nets(ctx, name, 1, rec->cfg.proxy,
 		    HOSTFW_PROXY_MAX, &rec->cfg.nproxy);
 	case REC_KEY_ALLOW:
-		return rec_nets(ctx, doc, name, v, 0, rec->cfg.allow,
+		return rec_nets(ctx, name, 0, rec->cfg.allow,
 		    HOSTFW_ALLOW_MAX, &rec->cfg.nallow);
 	case REC_KEY_DNS_TO:
-		if (jsonobj_is_null(v))
+		if (jsonobj_is_null(ctx))
 			return 0;
-		if (jsonobj_string(ctx, name, v, t, sizeof(t)) != 0)
+		if (jsonobj_string(ctx, name, t, sizeof(t)) != 0)
 			return -1;
 		if (hostfw_net_parse(t, 1, &rec->cfg.dns_to) != 0)
-			return jsonobj_error(ctx, v, "'%s' holds '%s', not an "
+			return jsonobj_error(ctx, "'%s' holds '%s', not an "
 			    "ADDR:PORT", name, t);
 		rec->cfg.dns_to_set = 1;
 		return 0;
 	case REC_KEY_VERSION:
-		return jsonobj_string(ctx, name, v, rec->version,
+		return jsonobj_string(ctx, name, rec->version,
 		    sizeof(rec->version));
 	case REC_KEY_COUNT:
 		break;
 	}
-	return jsonobj_error(ctx, v, "unexpected key");
+	return jsonobj_error(ctx, "unexpected key");
 }
 
 static const struct jsonobj_schema rec_schema = {

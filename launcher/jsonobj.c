@@ -1,6 +1,6 @@
 /*
  * jsonobj.c — one flat JSON object from a small file, strictly (see
- * jsonobj.h).
+ * jsonobj.h), read with common/yread.c in JSON mode.
  */
 #include "config.h"
 
@@ -14,13 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <yaml.h>
-
 #include "jsonobj.h"
+#include "yread.h"
+
+#define JSONOBJ_NAME_MAX	(4096 + 64)	/* "WHAT 'PATH' is malformed" */
 
 int
-jsonobj_error(struct jsonobj_ctx *ctx, const yaml_node_t *n,
-    const char *fmt, ...)
+jsonobj_error(struct jsonobj_ctx *ctx, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -28,26 +28,20 @@ jsonobj_error(struct jsonobj_ctx *ctx, const yaml_node_t *n,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (n != NULL)
-		snprintf(ctx->err, ctx->errlen, "%s '%s' is malformed: line %zu "
-		    "column %zu: %s", ctx->what, ctx->path,
-		    n->start_mark.line + 1, n->start_mark.column + 1, msg);
-	else
-		snprintf(ctx->err, ctx->errlen, "%s '%s' is malformed: %s",
-		    ctx->what, ctx->path, msg);
-	return -1;
+	return yread_fail(ctx->p, &ctx->p->ev.start_mark, "%s", msg);
 }
 
 int
-jsonobj_number(struct jsonobj_ctx *ctx, const char *key, const yaml_node_t *n,
-    long long min, long long max, long long *out)
+jsonobj_number(struct jsonobj_ctx *ctx, const char *key, long long min,
+    long long max, long long *out)
 {
-	const char *s = (const char *)n->data.scalar.value;
-	size_t i, len = n->data.scalar.length;
+	const yaml_event_t *ev = &ctx->p->ev;
+	const char *s = (const char *)ev->data.scalar.value;
+	size_t i, len = ev->data.scalar.length;
 	long long v = 0;
 
-	if (n->type != YAML_SCALAR_NODE ||
-	    n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || len == 0 ||
+	if (ev->type != YAML_SCALAR_EVENT ||
+	    ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || len == 0 ||
 	    len > 18 || (len > 1 && s[0] == '0'))
 		goto bad;
 	for (i = 0; i < len; i++) {
@@ -60,110 +54,104 @@ jsonobj_number(struct jsonobj_ctx *ctx, const char *key, const yaml_node_t *n,
 	*out = v;
 	return 0;
  bad:
-	return jsonobj_error(ctx, n, "'%s' is not a number from %lld to %lld",
+	return jsonobj_error(ctx, "'%s' is not a number from %lld to %lld",
 	    key, min, max);
 }
 
 int
-jsonobj_string(struct jsonobj_ctx *ctx, const char *key, const yaml_node_t *n,
-    char *buf, size_t len)
+jsonobj_string(struct jsonobj_ctx *ctx, const char *key, char *buf,
+    size_t len)
 {
-	if (n->type != YAML_SCALAR_NODE ||
-	    n->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE)
-		return jsonobj_error(ctx, n, "'%s' is not a string", key);
-	if (n->data.scalar.length == 0 || n->data.scalar.length >= len ||
-	    memchr(n->data.scalar.value, '\0', n->data.scalar.length) != NULL)
-		return jsonobj_error(ctx, n, "'%s' is empty, too long or holds "
-		    "a NUL", key);
-	memcpy(buf, n->data.scalar.value, n->data.scalar.length);
-	buf[n->data.scalar.length] = '\0';
+	const yaml_event_t *ev = &ctx->p->ev;
+
+	if (ev->type != YAML_SCALAR_EVENT ||
+	    ev->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+		return jsonobj_error(ctx, "'%s' is not a string", key);
+	if (ev->data.scalar.length == 0 || ev->data.scalar.length >= len ||
+	    memchr(ev->data.scalar.value, '\0', ev->data.scalar.length) != NULL)
+		return jsonobj_error(ctx, "'%s' is empty, too long or holds a "
+		    "NUL", key);
+	memcpy(buf, ev->data.scalar.value, ev->data.scalar.length);
+	buf[ev->data.scalar.length] = '\0';
 	return 0;
 }
 
 int
-jsonobj_is_null(const yaml_node_t *n)
+jsonobj_is_null(struct jsonobj_ctx *ctx)
 {
-	return n->type == YAML_SCALAR_NODE &&
-	    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-	    n->data.scalar.length == 4 &&
-	    memcmp(n->data.scalar.value, "null", 4) == 0;
+	return yread_is_null(ctx->p);
 }
 
 int
-jsonobj_strings(struct jsonobj_ctx *ctx, yaml_document_t *doc,
-    const char *key, const yaml_node_t *n, char *strs, size_t width,
-    size_t max, size_t *count)
+jsonobj_strings(struct jsonobj_ctx *ctx, const char *key, char *strs,
+    size_t width, size_t max, size_t *count)
 {
-	yaml_node_item_t *item;
-	yaml_node_t *v;
-
 	*count = 0;
-	if (n->type != YAML_SEQUENCE_NODE ||
-	    n->data.sequence.style != YAML_FLOW_SEQUENCE_STYLE)
-		return jsonobj_error(ctx, n, "'%s' is not an array", key);
-	for (item = n->data.sequence.items.start;
-	    item < n->data.sequence.items.top; item++) {
+	if (ctx->p->ev.type != YAML_SEQUENCE_START_EVENT)
+		return jsonobj_error(ctx, "'%s' is not an array", key);
+	for (;;) {
+		if (yread_next(ctx->p) != 0)
+			return -1;
+		if (ctx->p->ev.type == YAML_SEQUENCE_END_EVENT)
+			return 0;
 		if (*count == max)
-			return jsonobj_error(ctx, n, "'%s' has more than %zu "
+			return jsonobj_error(ctx, "'%s' has more than %zu "
 			    "entries", key, max);
-		if ((v = yaml_document_get_node(doc, *item)) == NULL ||
-		    jsonobj_string(ctx, key, v, strs + *count * width,
-		    width) != 0)
+		if (jsonobj_string(ctx, key, strs + *count * width, width) != 0)
 			return -1;
 		(*count)++;
 	}
-	return 0;
 }
 
+/* The object's pairs: each known key once, its value to the schema. */
+struct jsonobj_run {
+	const struct jsonobj_schema	*s;
+	void				*out;
+};
+
 static int
-jsonobj_document(const struct jsonobj_schema *s, struct jsonobj_ctx *ctx,
-    yaml_document_t *doc, void *out)
+jsonobj_map(struct yread *p, void *arg)
 {
-	yaml_node_t *root, *k, *v;
-	yaml_node_pair_t *pair;
+	struct jsonobj_run *run = arg;
+	const struct jsonobj_schema *s = run->s;
+	struct jsonobj_ctx ctx = { p };
+	yaml_mark_t root = p->ev.start_mark;
+	char other[YREAD_QUOTE_MAX * 4 + 8];
 	unsigned int seen = 0;
 	int i;
 
-	if ((root = yaml_document_get_root_node(doc)) == NULL)
-		return jsonobj_error(ctx, NULL, "the file is empty");
-	if (root->type != YAML_MAPPING_NODE ||
-	    root->data.mapping.style != YAML_FLOW_MAPPING_STYLE)
-		return jsonobj_error(ctx, root, "not a JSON object");
-	for (pair = root->data.mapping.pairs.start;
-	    pair < root->data.mapping.pairs.top; pair++) {
-		k = yaml_document_get_node(doc, pair->key);
-		v = yaml_document_get_node(doc, pair->value);
-		if (k == NULL || v == NULL)
-			return jsonobj_error(ctx, root, "a key without a "
-			    "value");
-		if (k->type != YAML_SCALAR_NODE ||
-		    k->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE)
-			return jsonobj_error(ctx, k, "a key is not a string");
-		for (i = 0; i < s->nkeys; i++)
-			if (strlen(s->keys[i]) == k->data.scalar.length &&
-			    memcmp(s->keys[i], k->data.scalar.value,
-			    k->data.scalar.length) == 0)
-				break;
-		if (i == s->nkeys)
-			continue;	/* from a newer version */
+	for (;;) {
+		if (yread_next(p) != 0)
+			return -1;
+		if (p->ev.type == YAML_MAPPING_END_EVENT)
+			break;
+		if ((i = yread_key(p, s->keys, s->nkeys, other,
+		    sizeof(other))) < 0)
+			return -1;
+		if (i == s->nkeys) {
+			/* from a newer version */
+			if (yread_next(p) != 0 || yread_skip(p) != 0)
+				return -1;
+			continue;
+		}
 		if (seen & (1U << i))
-			return jsonobj_error(ctx, k, "'%s' appears twice",
-			    s->keys[i]);
+			return yread_fail(p, &p->ev.start_mark, "'%s' appears "
+			    "twice", s->keys[i]);
 		seen |= 1U << i;
-		if (s->value(ctx, doc, i, v, out) != 0)
+		if (yread_next(p) != 0 || s->value(&ctx, i, run->out) != 0)
 			return -1;
 	}
 	for (i = 0; i < s->nkeys; i++)
 		if ((s->required & (1U << i)) && !(seen & (1U << i)))
-			return jsonobj_error(ctx, root, "'%s' is missing",
+			return yread_fail(p, &root, "'%s' is missing",
 			    s->keys[i]);
 	return 0;
 }
 
 /* Reads the whole file, at most max bytes, into buf (of max + 1). */
 static int
-jsonobj_slurp(const struct jsonobj_schema *s, struct jsonobj_ctx *ctx,
-    char *buf, size_t *len)
+jsonobj_slurp(const struct jsonobj_schema *s, const char *path, char *buf,
+    size_t *len, char *err, size_t errlen)
 {
 	struct stat sb;
 	ssize_t n;
@@ -172,7 +160,7 @@ jsonobj_slurp(const struct jsonobj_schema *s, struct jsonobj_ctx *ctx,
 
 	if (s->flags & JSONOBJ_ROOT_OWNED)
 		oflags |= O_NOFOLLOW;
-	if ((fd = open(ctx->path, oflags)) == -1) {
+	if ((fd = open(path, oflags)) == -1) {
 		if (errno == ENOENT)
 			return JSONOBJ_MISSING;
 		goto fail;
@@ -181,16 +169,17 @@ jsonobj_slurp(const struct jsonobj_schema *s, struct jsonobj_ctx *ctx,
 		goto fail;
 	if (!S_ISREG(sb.st_mode)) {
 		close(fd);
-		jsonobj_error(ctx, NULL, "not a regular file");
+		snprintf(err, errlen, "%s '%s' is malformed: not a regular "
+		    "file", s->what, path);
 		return JSONOBJ_INVALID;
 	}
 	if ((s->flags & JSONOBJ_ROOT_OWNED) &&
 	    (sb.st_uid != 0 || (sb.st_mode & (S_IWGRP | S_IWOTH)))) {
 		close(fd);
-		snprintf(ctx->err, ctx->errlen, "%s '%s' is not to be trusted: "
-		    "it must belong to root and be writable by root only "
-		    "(owner uid %lu, mode %04o)", ctx->what, ctx->path,
-		    (unsigned long)sb.st_uid, (unsigned int)sb.st_mode & 07777);
+		snprintf(err, errlen, "%s '%s' is not to be trusted: it must "
+		    "belong to root and be writable by root only (owner uid "
+		    "%lu, mode %04o)", s->what, path, (unsigned long)sb.st_uid,
+		    (unsigned int)sb.st_mode & 07777);
 		return JSONOBJ_INVALID;
 	}
 	/* One byte more than the limit is read to see it is exceeded. */
@@ -206,7 +195,8 @@ jsonobj_slurp(const struct jsonobj_schema *s, struct jsonobj_ctx *ctx,
 	}
 	close(fd);
 	if (off > s->max_bytes) {
-		jsonobj_error(ctx, NULL, "larger than %zu bytes", s->max_bytes);
+		snprintf(err, errlen, "%s '%s' is malformed: larger than %zu "
+		    "bytes", s->what, path, s->max_bytes);
 		return JSONOBJ_INVALID;
 	}
 	*len = off;
@@ -215,30 +205,18 @@ jsonobj_slurp(const struct jsonobj_schema *s, struct jsonobj_ctx *ctx,
 	save = errno;
 	if (fd != -1)
 		close(fd);
-	snprintf(ctx->err, ctx->errlen, "cannot read %s '%s': %s", ctx->what,
-	    ctx->path, strerror(save));
+	snprintf(err, errlen, "cannot read %s '%s': %s", s->what, path,
+	    strerror(save));
 	return JSONOBJ_INVALID;
-}
-
-/* The parser's own complaint, at its mark. */
-static void
-jsonobj_parse_error(struct jsonobj_ctx *ctx, const yaml_parser_t *p)
-{
-	snprintf(ctx->err, ctx->errlen, "%s '%s' is malformed: line %zu "
-	    "column %zu: %s", ctx->what, ctx->path, p->problem_mark.line + 1,
-	    p->problem_mark.column + 1, p->problem != NULL ? p->problem :
-	    "cannot parse");
 }
 
 int
 jsonobj_read(const struct jsonobj_schema *s, const char *path, void *out,
     char *err, size_t errlen)
 {
-	struct jsonobj_ctx ctx = { s->what, path, err, errlen };
-	yaml_parser_t parser;
-	yaml_document_t doc, more;
-	yaml_node_t *extra;
-	char *buf;
+	struct jsonobj_run run = { s, out };
+	struct yread p;
+	char *buf, name[JSONOBJ_NAME_MAX];
 	size_t len = 0;
 	int r;
 
@@ -249,39 +227,15 @@ jsonobj_read(const struct jsonobj_schema *s, const char *path, void *out,
 		    strerror(errno));
 		return JSONOBJ_INVALID;
 	}
-	if ((r = jsonobj_slurp(s, &ctx, buf, &len)) != JSONOBJ_OK) {
+	if ((r = jsonobj_slurp(s, path, buf, &len, err, errlen)) !=
+	    JSONOBJ_OK) {
 		free(buf);
 		return r;
 	}
-	if (yaml_parser_initialize(&parser) == 0) {
-		free(buf);
-		snprintf(err, errlen, "cannot read %s '%s': out of memory",
-		    s->what, path);
-		return JSONOBJ_INVALID;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	r = JSONOBJ_INVALID;
-	if (yaml_parser_load(&parser, &doc) == 0) {
-		jsonobj_parse_error(&ctx, &parser);
-		goto out;
-	}
-	if (jsonobj_document(s, &ctx, &doc, out) == 0) {
-		/* Nothing may follow the object. */
-		if (yaml_parser_load(&parser, &more) == 0)
-			jsonobj_parse_error(&ctx, &parser);
-		else {
-			extra = yaml_document_get_root_node(&more);
-			if (extra != NULL)
-				jsonobj_error(&ctx, extra, "more than one "
-				    "JSON value");
-			else
-				r = JSONOBJ_OK;
-			yaml_document_delete(&more);
-		}
-	}
-	yaml_document_delete(&doc);
- out:
-	yaml_parser_delete(&parser);
+	snprintf(name, sizeof(name), "%s '%s' is malformed", s->what, path);
+	yread_init(&p, name, 0, 1, buf, len, err, errlen);
+	r = yread_run(&p, jsonobj_map, &run) == 0 ? JSONOBJ_OK :
+	    JSONOBJ_INVALID;
 	free(buf);
 	return r;
 }

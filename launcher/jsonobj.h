@@ -1,7 +1,8 @@
 /*
  * jsonobj.h — reading a small JSON file of one flat object strictly, with
- * libyaml (a JSON object is a YAML flow mapping): the launcher's reader of
- * the proxy's state file (state.c) and of enforce's record (enforce-record.c).
+ * the one YAML/JSON event reader in JSON mode (common/yread.h): the
+ * launcher's reader of the proxy's state file (state.c) and of enforce's
+ * record (enforce-record.c).
  *
  * A file is read whole (at most schema->max_bytes), parsed, and its keys
  * matched against the schema's names: one object, no key twice, every
@@ -16,7 +17,7 @@
 
 #include <stddef.h>
 
-#include <yaml.h>
+#include "yread.h"
 
 #define JSONOBJ_OK		0
 #define JSONOBJ_MISSING		1	/* the file does not exist */
@@ -27,12 +28,9 @@
 /* The file must belong to root and be writable by nobody else. */
 #define JSONOBJ_ROOT_OWNED	0x1
 
-/* Where a read is, for its error messages. */
+/* A read under way: the event reader, on the current value. */
 struct jsonobj_ctx {
-	const char	*what;		/* "state file" */
-	const char	*path;
-	char		*err;
-	size_t		 errlen;
+	struct yread	*p;
 };
 
 struct jsonobj_schema {
@@ -42,9 +40,11 @@ struct jsonobj_schema {
 	unsigned int		 required;	/* bit i: keys[i] must be there */
 	size_t			 max_bytes;
 	int			 flags;		/* JSONOBJ_ROOT_OWNED */
-	/* Stores keys[key]'s value v in out: 0, or -1 after jsonobj_error(). */
-	int	(*value)(struct jsonobj_ctx *, yaml_document_t *, int key,
-		    const yaml_node_t *v, void *out);
+	/*
+	 * Stores keys[key]'s value (the current event: its first) in out,
+	 * with the helpers below: 0, or -1 after jsonobj_error().
+	 */
+	int	(*value)(struct jsonobj_ctx *, int key, void *out);
 };
 
 /*
@@ -55,28 +55,26 @@ struct jsonobj_schema {
 int	 jsonobj_read(const struct jsonobj_schema *schema, const char *path,
 	    void *out, char *err, size_t errlen);
 
-/* "WHAT 'P' is malformed: line L column C: MESSAGE" in ctx->err; -1. */
-int	 jsonobj_error(struct jsonobj_ctx *ctx, const yaml_node_t *n,
-	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "WHAT 'P' is malformed: line L column C: MESSAGE" at the value; -1. */
+int	 jsonobj_error(struct jsonobj_ctx *ctx, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
 
 /* A JSON number from min to max (digits, no sign, no leading zero). */
 int	 jsonobj_number(struct jsonobj_ctx *ctx, const char *key,
-	    const yaml_node_t *n, long long min, long long max,
-	    long long *out);
+	    long long min, long long max, long long *out);
 
 /* A JSON string, not empty, without NUL, that fits in buf with its NUL. */
-int	 jsonobj_string(struct jsonobj_ctx *ctx, const char *key,
-	    const yaml_node_t *n, char *buf, size_t len);
+int	 jsonobj_string(struct jsonobj_ctx *ctx, const char *key, char *buf,
+	    size_t len);
 
-/* 1 when n is JSON's null, else 0. */
-int	 jsonobj_is_null(const yaml_node_t *n);
+/* 1 when the value is JSON's null, else 0. */
+int	 jsonobj_is_null(struct jsonobj_ctx *ctx);
 
 /*
  * A JSON array of strings, each into strs[i] (of width bytes), at most max
  * of them: their count in *count.  Empty arrays are allowed.
  */
-int	 jsonobj_strings(struct jsonobj_ctx *ctx, yaml_document_t *doc,
-	    const char *key, const yaml_node_t *n, char *strs, size_t width,
-	    size_t max, size_t *count);
+int	 jsonobj_strings(struct jsonobj_ctx *ctx, const char *key, char *strs,
+	    size_t width, size_t max, size_t *count);
 
 #endif /* INTUTIC_JSONOBJ_H */

@@ -1,12 +1,12 @@
 /*
  * settings.c — the workspace's enforcement level (see settings.h).
  *
- * The API's answer, the cache and the local file are read with libyaml's
- * event parser against a fixed schema, as rules/rules-load.c reads rule
- * files: each event is checked as it arrives, anchors, aliases and tags
- * are refused, nesting is bounded (SETTINGS_NESTING_MAX) and the input is
- * at most SETTINGS_BODY_MAX or SETTINGS_FILE_MAX bytes, so nothing a server
- * sends can make the parser do unbounded work.  The answer and the cache
+ * The API's answer, the cache and the local file are read with the one
+ * YAML/JSON event reader (common/yread.c) against a fixed schema: each
+ * event is checked as it arrives, anchors, aliases and tags are refused,
+ * nesting is bounded (YREAD_NESTING_MAX) and the input is at most
+ * SETTINGS_BODY_MAX or SETTINGS_FILE_MAX bytes, so nothing a server sends
+ * can make the parser do unbounded work.  The answer and the cache
  * must be JSON (a JSON object is a YAML flow mapping: keys and strings
  * double-quoted, the other scalars JSON literals); the local file is YAML.
  */
@@ -34,8 +34,8 @@
 #include "fetch.h"
 #include "paths.h"
 #include "settings.h"
+#include "yread.h"
 
-#define SETTINGS_QUOTE_MAX	40	/* bytes of a value in a message */
 #define SETTINGS_WHY_MAX	512	/* why the API did not answer */
 #define SETTINGS_REDACTED	"[INTUTIC_TOKEN]"
 
@@ -57,409 +57,21 @@ settings_fmt(char *buf, size_t len, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- parsing */
 
-/* One input being parsed: the API's answer, the cache, or the local file. */
-struct sparse {
-	yaml_parser_t	 parser;
-	yaml_event_t	 ev;		/* the current event */
-	int		 have_ev;
-	int		 json;		/* JSON only */
-	int		 depth;		/* collections open */
-	const char	*name;		/* for messages */
-	int		 is_file;	/* messages "NAME:LINE:COL: ..." */
-	const char	*buf;
-	size_t		 len;
-	char		*err;
-	size_t		 errlen;
-};
-
-static int	sp_fail(struct sparse *, const yaml_mark_t *, const char *, ...)
-		    __attribute__((format(printf, 3, 4)));
 static int	settings_parse_doc(enum settings_doc, const char *,
 		    const char *, size_t, void *, char *, size_t);
-
-/* "NAME:L:C: MSG" for a file, "NAME: line L column C: MSG" else; -1. */
-static int
-sp_fail(struct sparse *p, const yaml_mark_t *m, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (m == NULL)
-		settings_fmt(p->err, p->errlen, "%s: %s", p->name, msg);
-	else if (p->is_file)
-		settings_fmt(p->err, p->errlen, "%s:%lu:%lu: %s", p->name,
-		    (unsigned long)m->line + 1, (unsigned long)m->column + 1,
-		    msg);
-	else
-		settings_fmt(p->err, p->errlen, "%s: line %lu column %lu: %s",
-		    p->name, (unsigned long)m->line + 1,
-		    (unsigned long)m->column + 1, msg);
-	return -1;
-}
-
-/*
- * At most SETTINGS_QUOTE_MAX bytes of s between quotes, control bytes as
- * \xHH: what a server sent never puts a line break or a terminal escape
- * into a message.  Returns buf.
- */
-static const char *
-sp_quote(const char *s, size_t len, char *buf, size_t buflen)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-
-	buf[o++] = '\'';
-	for (i = 0; i < len && i < SETTINGS_QUOTE_MAX && o + 10 < buflen;
-	    i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c == 0x7f) {
-			buf[o++] = '\\';
-			buf[o++] = 'x';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 15];
-		} else
-			buf[o++] = (char)c;
-	}
-	if (i < len && o + 5 < buflen) {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o++] = '\'';
-	buf[o] = '\0';
-	return buf;
-}
-
-static int
-sp_scalar_is(const yaml_event_t *ev, const char *word)
-{
-	size_t len = strlen(word);
-
-	return ev->type == YAML_SCALAR_EVENT &&
-	    ev->data.scalar.length == len &&
-	    memcmp(ev->data.scalar.value, word, len) == 0;
-}
-
-/* What the current event is, for "found ...". */
-static const char *
-sp_describe(const struct sparse *p, char *buf, size_t len)
-{
-	const yaml_event_t *ev = &p->ev;
-
-	switch (ev->type) {
-	case YAML_MAPPING_START_EVENT:
-		return p->json ? "an object" : "a mapping";
-	case YAML_SEQUENCE_START_EVENT:
-		return p->json ? "an array" : "a list";
-	case YAML_SCALAR_EVENT:
-		if (ev->data.scalar.plain_implicit &&
-		    (ev->data.scalar.length == 0 || sp_scalar_is(ev, "~") ||
-		    sp_scalar_is(ev, "null")))
-			return "null";
-		return sp_quote((const char *)ev->data.scalar.value,
-		    ev->data.scalar.length, buf, len);
-	case YAML_MAPPING_END_EVENT:
-	case YAML_SEQUENCE_END_EVENT:
-		return "the end of a collection";
-	case YAML_STREAM_END_EVENT:
-	case YAML_DOCUMENT_END_EVENT:
-		return "the end";
-	default:
-		return "something else";
-	}
-}
-
-/* A plain scalar JSON allows: true, false, null, or a number. */
-static int
-sp_json_literal(const char *s, size_t len)
-{
-	size_t i = 0, start;
-
-	if ((len == 4 && memcmp(s, "true", 4) == 0) ||
-	    (len == 5 && memcmp(s, "false", 5) == 0) ||
-	    (len == 4 && memcmp(s, "null", 4) == 0))
-		return 1;
-	if (i < len && s[i] == '-')
-		i++;
-	if (i == len)
-		return 0;
-	if (s[i] == '0')
-		i++;
-	else if (s[i] >= '1' && s[i] <= '9')
-		while (i < len && s[i] >= '0' && s[i] <= '9')
-			i++;
-	else
-		return 0;
-	if (i < len && s[i] == '.') {
-		start = ++i;
-		while (i < len && s[i] >= '0' && s[i] <= '9')
-			i++;
-		if (i == start)
-			return 0;
-	}
-	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < len && (s[i] == '+' || s[i] == '-'))
-			i++;
-		start = i;
-		while (i < len && s[i] >= '0' && s[i] <= '9')
-			i++;
-		if (i == start)
-			return 0;
-	}
-	return i == len;
-}
-
-/* The position of a byte offset (libyaml gives reader errors so). */
-static yaml_mark_t
-sp_offset_mark(const struct sparse *p, size_t offset)
-{
-	yaml_mark_t m;
-	size_t i;
-
-	memset(&m, 0, sizeof(m));
-	for (i = 0; i < offset && i < p->len; i++) {
-		if (p->buf[i] == '\n') {
-			m.line++;
-			m.column = 0;
-		} else if (((unsigned char)p->buf[i] & 0xc0) != 0x80)
-			m.column++;
-	}
-	return m;
-}
-
-static int
-sp_parse_error(struct sparse *p)
-{
-	yaml_parser_t *y = &p->parser;
-	yaml_mark_t m = y->problem_mark;
-	const char *problem = y->problem != NULL ? y->problem : "parse error";
-
-	if (y->error == YAML_MEMORY_ERROR)
-		return sp_fail(p, NULL, "out of memory");
-	if (y->error == YAML_READER_ERROR) {
-		m = sp_offset_mark(p, y->problem_offset);
-		if (y->problem_value != -1)
-			return sp_fail(p, &m, "invalid character (byte "
-			    "0x%02x): %s", (unsigned int)y->problem_value &
-			    0xff, problem);
-		return sp_fail(p, &m, "invalid text: %s", problem);
-	}
-	return sp_fail(p, &m, "not %s: %s%s%s%s", p->json ? "JSON" : "YAML",
-	    problem, y->context != NULL ? " " : "",
-	    y->context != NULL ? y->context : "", m.index < p->len &&
-	    p->buf[m.index] == '\t' ? "; tabs cannot indent YAML: use spaces" :
-	    "");
-}
-
-/* The next event, refusing what neither JSON nor a settings file has. */
-static int
-sp_next(struct sparse *p)
-{
-	yaml_event_t *ev = &p->ev;
-	const yaml_char_t *anchor = NULL, *tag = NULL;
-
-	if (p->have_ev)
-		yaml_event_delete(ev);
-	p->have_ev = 0;
-	if (!yaml_parser_parse(&p->parser, ev))
-		return sp_parse_error(p);
-	p->have_ev = 1;
-	switch (ev->type) {
-	case YAML_ALIAS_EVENT:
-		return sp_fail(p, &ev->start_mark, "a YAML alias: not allowed "
-		    "here");
-	case YAML_DOCUMENT_START_EVENT:
-		if (p->json && !ev->data.document_start.implicit)
-			return sp_fail(p, &ev->start_mark, "not JSON: a YAML "
-			    "document marker");
-		break;
-	case YAML_SCALAR_EVENT:
-		anchor = ev->data.scalar.anchor;
-		tag = ev->data.scalar.tag;
-		if (p->json && ev->data.scalar.style !=
-		    YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
-		    (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
-		    !sp_json_literal((const char *)ev->data.scalar.value,
-		    ev->data.scalar.length))) {
-			char q[SETTINGS_QUOTE_MAX * 4 + 8];
-
-			return sp_fail(p, &ev->start_mark, "not JSON: %s is "
-			    "neither a string in double quotes nor a number, "
-			    "true, false or null",
-			    sp_quote((const char *)ev->data.scalar.value,
-			    ev->data.scalar.length, q, sizeof(q)));
-		}
-		break;
-	case YAML_SEQUENCE_START_EVENT:
-		anchor = ev->data.sequence_start.anchor;
-		tag = ev->data.sequence_start.tag;
-		if (p->json && ev->data.sequence_start.style !=
-		    YAML_FLOW_SEQUENCE_STYLE)
-			return sp_fail(p, &ev->start_mark, "not JSON: a YAML "
-			    "block list");
-		p->depth++;
-		break;
-	case YAML_MAPPING_START_EVENT:
-		anchor = ev->data.mapping_start.anchor;
-		tag = ev->data.mapping_start.tag;
-		if (p->json && ev->data.mapping_start.style !=
-		    YAML_FLOW_MAPPING_STYLE)
-			return sp_fail(p, &ev->start_mark, "not JSON: a YAML "
-			    "block mapping");
-		p->depth++;
-		break;
-	case YAML_SEQUENCE_END_EVENT:
-	case YAML_MAPPING_END_EVENT:
-		p->depth--;
-		break;
-	default:
-		break;
-	}
-	if (anchor != NULL)
-		return sp_fail(p, &ev->start_mark, "a YAML anchor: not allowed "
-		    "here");
-	if (tag != NULL)
-		return sp_fail(p, &ev->start_mark, "a YAML tag: not allowed "
-		    "here");
-	if (p->depth > SETTINGS_NESTING_MAX)
-		return sp_fail(p, &ev->start_mark, "nested deeper than %d "
-		    "levels", SETTINGS_NESTING_MAX);
-	return 0;
-}
-
-/* Skips the value that starts with the current event. */
-static int
-sp_skip(struct sparse *p)
-{
-	int depth;
-
-	if (p->ev.type == YAML_SCALAR_EVENT)
-		return 0;
-	if (p->ev.type != YAML_MAPPING_START_EVENT &&
-	    p->ev.type != YAML_SEQUENCE_START_EVENT)
-		return sp_fail(p, &p->ev.start_mark, "expected a value");
-	depth = p->depth - 1;
-	while (p->depth > depth) {
-		if (sp_next(p) != 0)
-			return -1;
-		if (p->ev.type == YAML_DOCUMENT_END_EVENT ||
-		    p->ev.type == YAML_STREAM_END_EVENT)
-			return sp_fail(p, &p->ev.start_mark, "unexpected end");
-	}
-	return 0;
-}
-
-/*
- * The current event as a key: which of names[0..n) it is, or n for
- * another one (its text, cut, in other).  -1 when it is not a string.
- */
-static int
-sp_key(struct sparse *p, const char *const *names, int n, char *other,
-    size_t otherlen)
-{
-	const yaml_event_t *ev = &p->ev;
-	char q[SETTINGS_QUOTE_MAX * 4 + 8];
-	int i;
-
-	if (ev->type != YAML_SCALAR_EVENT || (p->json &&
-	    ev->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE))
-		return sp_fail(p, &ev->start_mark, "found %s: expected a key "
-		    "(a string)", sp_describe(p, q, sizeof(q)));
-	for (i = 0; i < n; i++)
-		if (sp_scalar_is(ev, names[i]))
-			return i;
-	sp_quote((const char *)ev->data.scalar.value, ev->data.scalar.length,
-	    other, otherlen);
-	return n;
-}
-
-/* The current event as a string value: JSON wants it in double quotes. */
-static int
-sp_string(struct sparse *p, const char *key, const char *what)
-{
-	const yaml_event_t *ev = &p->ev;
-	char q[SETTINGS_QUOTE_MAX * 4 + 8];
-
-	if (ev->type != YAML_SCALAR_EVENT || (p->json &&
-	    ev->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE) ||
-	    memchr(ev->data.scalar.value, '\0', ev->data.scalar.length) !=
-	    NULL)
-		return sp_fail(p, &ev->start_mark, "'%s' is %s: expected %s",
-		    key, sp_describe(p, q, sizeof(q)), what);
-	return 0;
-}
 
 static int
 sp_level(const yaml_event_t *ev, enum settings_level *level)
 {
-	if (sp_scalar_is(ev, "off"))
+	if (yread_scalar_is(ev, "off"))
 		*level = SETTINGS_OFF;
-	else if (sp_scalar_is(ev, "recommend"))
+	else if (yread_scalar_is(ev, "recommend"))
 		*level = SETTINGS_RECOMMEND;
-	else if (sp_scalar_is(ev, "require"))
+	else if (yread_scalar_is(ev, "require"))
 		*level = SETTINGS_REQUIRE;
 	else
 		return -1;
 	return 0;
-}
-
-/*
- * Parses buf[0..len) as one document whose root is a mapping: `map` reads
- * the mapping's pairs, from its start event to its end event.
- */
-static int
-sp_run(struct sparse *p, int (*map)(struct sparse *, void *), void *arg)
-{
-	char q[SETTINGS_QUOTE_MAX * 4 + 8];
-	int r = -1;
-
-	if (yaml_parser_initialize(&p->parser) == 0) {
-		settings_fmt(p->err, p->errlen, "%s: out of memory", p->name);
-		return -1;
-	}
-	yaml_parser_set_input_string(&p->parser,
-	    (const unsigned char *)p->buf, p->len);
-	if (sp_next(p) != 0 || sp_next(p) != 0)
-		goto out;
-	if (p->ev.type == YAML_STREAM_END_EVENT) {
-		sp_fail(p, NULL, "empty: expected %s", p->json ?
-		    "a JSON object" : "sandbox: {enforcement: LEVEL}");
-		goto out;
-	}
-	if (sp_next(p) != 0)
-		goto out;
-	if (p->ev.type != YAML_MAPPING_START_EVENT) {
-		sp_fail(p, &p->ev.start_mark, "found %s: expected %s",
-		    sp_describe(p, q, sizeof(q)),
-		    p->json ? "a JSON object" : "a mapping");
-		goto out;
-	}
-	if (map(p, arg) != 0 || sp_next(p) != 0)
-		goto out;
-	if (p->ev.type != YAML_DOCUMENT_END_EVENT) {
-		sp_fail(p, &p->ev.start_mark, "found %s after the %s",
-		    sp_describe(p, q, sizeof(q)),
-		    p->json ? "object" : "mapping");
-		goto out;
-	}
-	if (sp_next(p) != 0)
-		goto out;
-	if (p->ev.type != YAML_STREAM_END_EVENT) {
-		sp_fail(p, &p->ev.start_mark, "more than one %s",
-		    p->json ? "JSON value" : "document");
-		goto out;
-	}
-	r = 0;
- out:
-	if (p->have_ev)
-		yaml_event_delete(&p->ev);
-	p->have_ev = 0;
-	yaml_parser_delete(&p->parser);
-	return r;
 }
 
 /* ------------------------------------------------- the settings document */
@@ -473,78 +85,78 @@ static const char *const sp_sandbox_keys[] = { "enforcement" };
  * would otherwise leave the level at off.
  */
 static int
-sp_settings_map(struct sparse *p, void *arg)
+sp_settings_map(struct yread *p, void *arg)
 {
 	enum settings_level *level = arg;
 	yaml_mark_t root = p->ev.start_mark, sandbox;
-	char other[SETTINGS_QUOTE_MAX * 4 + 8], q[SETTINGS_QUOTE_MAX * 4 + 8];
+	char other[YREAD_QUOTE_MAX * 4 + 8], q[YREAD_QUOTE_MAX * 4 + 8];
 	int k, have_sandbox = 0, have_level;
 
 	for (;;) {
-		if (sp_next(p) != 0)
+		if (yread_next(p) != 0)
 			return -1;
 		if (p->ev.type == YAML_MAPPING_END_EVENT)
 			break;
-		if ((k = sp_key(p, sp_top_keys, 1, other, sizeof(other))) < 0)
+		if ((k = yread_key(p, sp_top_keys, 1, other, sizeof(other))) < 0)
 			return -1;
 		if (k == 1) {
 			if (!p->json)
-				return sp_fail(p, &p->ev.start_mark,
+				return yread_fail(p, &p->ev.start_mark,
 				    "unknown key %s: expected sandbox", other);
-			if (sp_next(p) != 0 || sp_skip(p) != 0)
+			if (yread_next(p) != 0 || yread_skip(p) != 0)
 				return -1;
 			continue;
 		}
 		if (have_sandbox)
-			return sp_fail(p, &p->ev.start_mark, "'sandbox' "
+			return yread_fail(p, &p->ev.start_mark, "'sandbox' "
 			    "appears twice");
 		have_sandbox = 1;
-		if (sp_next(p) != 0)
+		if (yread_next(p) != 0)
 			return -1;
 		sandbox = p->ev.start_mark;
 		if (p->ev.type != YAML_MAPPING_START_EVENT)
-			return sp_fail(p, &p->ev.start_mark, "'sandbox' is %s: "
-			    "expected %s", sp_describe(p, q, sizeof(q)),
+			return yread_fail(p, &p->ev.start_mark, "'sandbox' is %s: "
+			    "expected %s", yread_describe(p, q, sizeof(q)),
 			    p->json ? "an object" : "a mapping");
 		have_level = 0;
 		for (;;) {
-			if (sp_next(p) != 0)
+			if (yread_next(p) != 0)
 				return -1;
 			if (p->ev.type == YAML_MAPPING_END_EVENT)
 				break;
-			if ((k = sp_key(p, sp_sandbox_keys, 1, other,
+			if ((k = yread_key(p, sp_sandbox_keys, 1, other,
 			    sizeof(other))) < 0)
 				return -1;
 			if (k == 1) {
 				if (!p->json)
-					return sp_fail(p, &p->ev.start_mark,
+					return yread_fail(p, &p->ev.start_mark,
 					    "unknown key %s in 'sandbox': "
 					    "expected enforcement", other);
-				if (sp_next(p) != 0 || sp_skip(p) != 0)
+				if (yread_next(p) != 0 || yread_skip(p) != 0)
 					return -1;
 				continue;
 			}
 			if (have_level)
-				return sp_fail(p, &p->ev.start_mark,
+				return yread_fail(p, &p->ev.start_mark,
 				    "'enforcement' appears twice");
 			have_level = 1;
-			if (sp_next(p) != 0)
+			if (yread_next(p) != 0)
 				return -1;
-			if (sp_string(p, "enforcement", "off, recommend or "
+			if (yread_string(p, "enforcement", "off, recommend or "
 			    "require") != 0)
 				return -1;
 			if (sp_level(&p->ev, level) != 0)
-				return sp_fail(p, &p->ev.start_mark,
+				return yread_fail(p, &p->ev.start_mark,
 				    "'enforcement' is %s: expected off, "
 				    "recommend or require",
-				    sp_describe(p, q, sizeof(q)));
+				    yread_describe(p, q, sizeof(q)));
 		}
 		if (!have_level)
-			return sp_fail(p, &sandbox, "'sandbox' has no "
+			return yread_fail(p, &sandbox, "'sandbox' has no "
 			    "'enforcement' (off, recommend or require)");
 	}
 	if (!have_sandbox)
-		return sp_fail(p, &root, "no 'sandbox' (expected %s)", p->json ?
+		return yread_fail(p, &root, "no 'sandbox' (expected %s)", p->json ?
 		    "{\"sandbox\": {\"enforcement\": LEVEL}}" :
 		    "sandbox: {enforcement: LEVEL}");
 	return 0;
@@ -664,56 +276,56 @@ static const char *const sp_cache_keys[] = { "level", "url", "fetched" };
 
 /* {"level": LEVEL, "url": URL, "fetched": N}: our own format. */
 static int
-sp_cache_map(struct sparse *p, void *arg)
+sp_cache_map(struct yread *p, void *arg)
 {
 	struct settings_cache *c = arg;
 	yaml_mark_t root = p->ev.start_mark;
 	const yaml_event_t *ev = &p->ev;
-	char other[SETTINGS_QUOTE_MAX * 4 + 8], q[SETTINGS_QUOTE_MAX * 4 + 8];
+	char other[YREAD_QUOTE_MAX * 4 + 8], q[YREAD_QUOTE_MAX * 4 + 8];
 	unsigned int seen = 0;
 	long long v;
 	size_t i;
 	int k;
 
 	for (;;) {
-		if (sp_next(p) != 0)
+		if (yread_next(p) != 0)
 			return -1;
 		if (ev->type == YAML_MAPPING_END_EVENT)
 			break;
-		if ((k = sp_key(p, sp_cache_keys, 3, other,
+		if ((k = yread_key(p, sp_cache_keys, 3, other,
 		    sizeof(other))) < 0)
 			return -1;
 		if (k == 3) {
-			if (sp_next(p) != 0 || sp_skip(p) != 0)
+			if (yread_next(p) != 0 || yread_skip(p) != 0)
 				return -1;
 			continue;
 		}
 		if (seen & (1U << k))
-			return sp_fail(p, &ev->start_mark, "'%s' appears twice",
+			return yread_fail(p, &ev->start_mark, "'%s' appears twice",
 			    sp_cache_keys[k]);
 		seen |= 1U << k;
-		if (sp_next(p) != 0)
+		if (yread_next(p) != 0)
 			return -1;
 		switch (k) {
 		case 0:
-			if (sp_string(p, "level", "a level") != 0)
+			if (yread_string(p, "level", "a level") != 0)
 				return -1;
 			if (sp_level(ev, &c->level) != 0)
-				return sp_fail(p, &ev->start_mark, "'level' is "
+				return yread_fail(p, &ev->start_mark, "'level' is "
 				    "%s: expected off, recommend or require",
-				    sp_describe(p, q, sizeof(q)));
+				    yread_describe(p, q, sizeof(q)));
 			break;
 		case 1:
-			if (sp_string(p, "url", "a URL") != 0)
+			if (yread_string(p, "url", "a URL") != 0)
 				return -1;
 			if (ev->data.scalar.length == 0 ||
 			    ev->data.scalar.length >= sizeof(c->url))
-				return sp_fail(p, &ev->start_mark, "'url' is "
+				return yread_fail(p, &ev->start_mark, "'url' is "
 				    "empty or too long");
 			for (i = 0; i < ev->data.scalar.length; i++)
 				if (ev->data.scalar.value[i] <= 0x20 ||
 				    ev->data.scalar.value[i] >= 0x7f)
-					return sp_fail(p, &ev->start_mark,
+					return yread_fail(p, &ev->start_mark,
 					    "'url' holds a byte no URL may "
 					    "hold");
 			memcpy(c->url, ev->data.scalar.value,
@@ -739,12 +351,12 @@ sp_cache_map(struct sparse *p, void *arg)
 	}
 	for (k = 0; k < 3; k++)
 		if (!(seen & (1U << k)))
-			return sp_fail(p, &root, "'%s' is missing",
+			return yread_fail(p, &root, "'%s' is missing",
 			    sp_cache_keys[k]);
 	return 0;
  bad_time:
-	return sp_fail(p, &ev->start_mark, "'fetched' is %s: expected "
-	    "seconds since the epoch", sp_describe(p, q, sizeof(q)));
+	return yread_fail(p, &ev->start_mark, "'fetched' is %s: expected "
+	    "seconds since the epoch", yread_describe(p, q, sizeof(q)));
 }
 
 /*
@@ -755,17 +367,12 @@ static int
 settings_parse_doc(enum settings_doc doc, const char *name, const char *buf,
     size_t len, void *arg, char *err, size_t errlen)
 {
-	struct sparse p;
+	struct yread p;
 
-	memset(&p, 0, sizeof(p));
-	p.name = name;
-	p.json = doc != SETTINGS_DOC_LOCAL;
-	p.is_file = doc == SETTINGS_DOC_LOCAL;
-	p.buf = buf;
-	p.len = len;
-	p.err = err;
-	p.errlen = errlen;
-	return sp_run(&p, doc == SETTINGS_DOC_CACHE ? sp_cache_map :
+	yread_init(&p, name, doc == SETTINGS_DOC_LOCAL,
+	    doc != SETTINGS_DOC_LOCAL, buf, len, err, errlen);
+	p.expect = "sandbox: {enforcement: LEVEL}";
+	return yread_run(&p, doc == SETTINGS_DOC_CACHE ? sp_cache_map :
 	    sp_settings_map, arg);
 }
 

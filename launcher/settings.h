@@ -46,7 +46,6 @@ enum settings_level {
 #define SETTINGS_TIMEOUT_MS	3000	/* the whole API request */
 #define SETTINGS_BODY_MAX	(64 * 1024)	/* bytes of the API's answer */
 #define SETTINGS_FILE_MAX	(64 * 1024)	/* bytes of a settings file */
-#define SETTINGS_NESTING_MAX	32	/* collections inside each other */
 #define SETTINGS_API_PATH	"/api/v1/workspace/settings"
 #define SETTINGS_LOCAL_FILE	"/etc/intutic/settings.yaml"
 #define SETTINGS_CACHE_FILE	"settings.json"	/* in $XDG_CACHE_HOME/intutic */

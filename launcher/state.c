@@ -16,8 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <yaml.h>
-
 #include "jsonobj.h"
 #include "paths.h"
 #include "state.h"
@@ -52,29 +50,27 @@ static const char *const state_key_names[STATE_KEY_COUNT] = {
 	(1U << STATE_KEY_STARTED))
 
 static int
-state_bind(struct jsonobj_ctx *ctx, yaml_document_t *doc,
-    const yaml_node_t *n, struct proxy_state *st)
+state_bind(struct jsonobj_ctx *ctx, struct proxy_state *st)
 {
 	unsigned char a[16];
 	size_t i;
 
-	if (jsonobj_strings(ctx, doc, "bind", n, &st->bind[0][0],
+	if (jsonobj_strings(ctx, "bind", &st->bind[0][0],
 	    sizeof(st->bind[0]), STATE_BINDS_MAX, &st->nbind) != 0)
 		return -1;
 	if (st->nbind == 0)
-		return jsonobj_error(ctx, n, "'bind' is empty");
+		return jsonobj_error(ctx, "'bind' is empty");
 	/* status connects to it: an address, never a name. */
 	for (i = 0; i < st->nbind; i++)
 		if (inet_pton(AF_INET, st->bind[i], a) != 1 &&
 		    inet_pton(AF_INET6, st->bind[i], a) != 1)
-			return jsonobj_error(ctx, n, "'bind' holds '%s', not "
+			return jsonobj_error(ctx, "'bind' holds '%s', not "
 			    "an IP address", st->bind[i]);
 	return 0;
 }
 
 static int
-state_value(struct jsonobj_ctx *ctx, yaml_document_t *doc, int k,
-    const yaml_node_t *v, void *out)
+state_value(struct jsonobj_ctx *ctx, int k, void *out)
 {
 	struct proxy_state *st = out;
 	const char *name = state_key_names[k];
@@ -82,44 +78,44 @@ state_value(struct jsonobj_ctx *ctx, yaml_document_t *doc, int k,
 
 	switch ((enum state_key)k) {
 	case STATE_KEY_PID:
-		if (jsonobj_number(ctx, name, v, 1, INT_MAX, &n) != 0)
+		if (jsonobj_number(ctx, name, 1, INT_MAX, &n) != 0)
 			return -1;
 		st->pid = (pid_t)n;
 		return 0;
 	case STATE_KEY_PORT:
-		if (jsonobj_number(ctx, name, v, 1, 65535, &n) != 0)
+		if (jsonobj_number(ctx, name, 1, 65535, &n) != 0)
 			return -1;
 		st->port = (unsigned int)n;
 		return 0;
 	case STATE_KEY_BIND:
-		return state_bind(ctx, doc, v, st);
+		return state_bind(ctx, st);
 	case STATE_KEY_RULES:
-		return jsonobj_string(ctx, name, v, st->rules,
+		return jsonobj_string(ctx, name, st->rules,
 		    sizeof(st->rules));
 	case STATE_KEY_AUDIT:
-		if (jsonobj_is_null(v)) {
+		if (jsonobj_is_null(ctx)) {
 			st->audit[0] = '\0';
 			return 0;
 		}
-		return jsonobj_string(ctx, name, v, st->audit,
+		return jsonobj_string(ctx, name, st->audit,
 		    sizeof(st->audit));
 	case STATE_KEY_STARTED:
-		if (jsonobj_number(ctx, name, v, 0, 999999999999LL, &n) != 0)
+		if (jsonobj_number(ctx, name, 0, 999999999999LL, &n) != 0)
 			return -1;
 		st->started = n;
 		return 0;
 	case STATE_KEY_WORKERS:
-		if (jsonobj_number(ctx, name, v, 1, INT_MAX, &n) != 0)
+		if (jsonobj_number(ctx, name, 1, INT_MAX, &n) != 0)
 			return -1;
 		st->workers = (int)n;
 		return 0;
 	case STATE_KEY_VERSION:
-		return jsonobj_string(ctx, name, v, st->version,
+		return jsonobj_string(ctx, name, st->version,
 		    sizeof(st->version));
 	case STATE_KEY_COUNT:
 		break;
 	}
-	return jsonobj_error(ctx, v, "unexpected key");
+	return jsonobj_error(ctx, "unexpected key");
 }
 
 static const struct jsonobj_schema state_schema = {

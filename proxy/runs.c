@@ -16,6 +16,8 @@
 
 #include <yaml.h>
 
+#include "yread.h"
+
 #include "runs.h"
 
 struct run {
@@ -176,36 +178,71 @@ reg_value(struct run_reg *reg, enum reg_key key, const char *v, size_t len,
 	return 0;
 }
 
-static enum reg_key
-reg_key(const char *k)
+static const char *const reg_keys[] = {
+	[KEY_NONE] = "",	/* never a key: skipped */
+	[KEY_RUN] = "run",
+	[KEY_TOKEN] = "token",
+	[KEY_COMMAND] = "command",
+	[KEY_PROJECT] = "project",
+	[KEY_PID] = "pid",
+};
+#define REG_KEYS	((int)(sizeof(reg_keys) / sizeof(reg_keys[0])))
+
+/* The object's pairs: known keys once, each a scalar; others skipped. */
+static int
+reg_map(struct yread *p, void *arg)
 {
-	if (strcmp(k, "run") == 0)
-		return KEY_RUN;
-	if (strcmp(k, "token") == 0)
-		return KEY_TOKEN;
-	if (strcmp(k, "command") == 0)
-		return KEY_COMMAND;
-	if (strcmp(k, "project") == 0)
-		return KEY_PROJECT;
-	if (strcmp(k, "pid") == 0)
-		return KEY_PID;
-	return KEY_NONE;
+	struct run_reg *reg = arg;
+	const yaml_event_t *ev = &p->ev;
+	char other[YREAD_QUOTE_MAX * 4 + 8], why[256];
+	unsigned int seen = 0;
+	int k;
+
+	for (;;) {
+		if (yread_next(p) != 0)
+			return -1;
+		if (ev->type == YAML_MAPPING_END_EVENT)
+			break;
+		if ((k = yread_key(p, reg_keys, REG_KEYS, other,
+		    sizeof(other))) < 0)
+			return -1;
+		if (k == REG_KEYS || k == KEY_NONE) {
+			if (yread_next(p) != 0 || yread_skip(p) != 0)
+				return -1;
+			continue;
+		}
+		if (seen & (1u << k))
+			return yread_fail(p, &ev->start_mark, "\"%s\" is given "
+			    "twice", reg_keys[k]);
+		seen |= 1u << k;
+		if (yread_next(p) != 0)
+			return -1;
+		if (ev->type != YAML_SCALAR_EVENT)
+			return yread_fail(p, &ev->start_mark, "\"%s\" is not "
+			    "a string, a number or null", reg_keys[k]);
+		if (reg_value(reg, (enum reg_key)k,
+		    (const char *)ev->data.scalar.value, ev->data.scalar.length,
+		    yread_is_null(p), why, sizeof(why)) != 0)
+			return yread_fail(p, &ev->start_mark, "%s", why);
+	}
+	if (!(seen & (1u << KEY_RUN)) || !(seen & (1u << KEY_TOKEN)) ||
+	    !(seen & (1u << KEY_COMMAND)))
+		return yread_fail(p, NULL, "\"run\", \"token\" and \"command\" "
+		    "are required");
+	return 0;
 }
 
 /*
- * One flat JSON object of scalars, read with libyaml's event parser:
- * anything nested, repeated or missing is refused.
+ * One JSON object, read with the one YAML/JSON event reader in JSON mode
+ * (common/yread.h): anything nested where a scalar is expected, repeated
+ * or missing is refused; keys it does not know are skipped.
  */
 int
 runs_parse(const char *body, size_t len, struct run_reg *reg, char *why,
     size_t whylen)
 {
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	enum reg_key key = KEY_NONE;
-	unsigned int seen = 0;
-	int depth = 0, want_key = 1, done = 0, r = -1;
-	char keytext[16];
+	struct yread p;
+	int r;
 
 	memset(reg, 0, sizeof(*reg));
 	reg->pid = -1;
@@ -214,87 +251,8 @@ runs_parse(const char *body, size_t len, struct run_reg *reg, char *why,
 		    RUNS_BODY_MAX);
 		return -1;
 	}
-	if (!yaml_parser_initialize(&parser)) {
-		snprintf(why, whylen, "out of memory");
-		return -1;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)body, len);
-	while (!done) {
-		if (!yaml_parser_parse(&parser, &ev)) {
-			snprintf(why, whylen, "not JSON: %s at byte %zu",
-			    parser.problem != NULL ? parser.problem : "error",
-			    parser.problem_mark.index);
-			goto out;
-		}
-		switch (ev.type) {
-		case YAML_STREAM_START_EVENT:
-		case YAML_DOCUMENT_START_EVENT:
-		case YAML_DOCUMENT_END_EVENT:
-			break;
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
-		case YAML_MAPPING_START_EVENT:
-			if (depth++ != 0) {
-				snprintf(why, whylen, "nested objects are not "
-				    "expected");
-				yaml_event_delete(&ev);
-				goto out;
-			}
-			break;
-		case YAML_MAPPING_END_EVENT:
-			depth--;
-			break;
-		case YAML_SCALAR_EVENT: {
-			const char *v = (const char *)ev.data.scalar.value;
-			size_t vlen = ev.data.scalar.length;
-			int is_null = ev.data.scalar.style ==
-			    YAML_PLAIN_SCALAR_STYLE && strcmp(v, "null") == 0;
-
-			if (depth != 1) {
-				snprintf(why, whylen, "a JSON object is expected");
-				yaml_event_delete(&ev);
-				goto out;
-			}
-			if (want_key) {
-				key = reg_key(v);
-				if (key != KEY_NONE && (seen & (1u << key))) {
-					snprintf(keytext, sizeof(keytext), "%s",
-					    v);
-					snprintf(why, whylen, "\"%s\" is given "
-					    "twice", keytext);
-					yaml_event_delete(&ev);
-					goto out;
-				}
-				seen |= 1u << key;
-				want_key = 0;
-				break;
-			}
-			want_key = 1;
-			if (reg_value(reg, key, v, vlen, is_null, why,
-			    whylen) != 0) {
-				yaml_event_delete(&ev);
-				goto out;
-			}
-			break;
-		}
-		default:
-			snprintf(why, whylen, "arrays and aliases are not "
-			    "expected");
-			yaml_event_delete(&ev);
-			goto out;
-		}
-		yaml_event_delete(&ev);
-	}
-	if (!(seen & (1u << KEY_RUN)) || !(seen & (1u << KEY_TOKEN)) ||
-	    !(seen & (1u << KEY_COMMAND))) {
-		snprintf(why, whylen, "\"run\", \"token\" and \"command\" are "
-		    "required");
-		goto out;
-	}
-	r = 0;
- out:
-	yaml_parser_delete(&parser);
+	yread_init(&p, "the registration", 0, 1, body, len, why, whylen);
+	r = yread_run(&p, reg_map, reg);
 	if (r != 0)
 		explicit_bzero(reg->token, sizeof(reg->token));
 	return r;
