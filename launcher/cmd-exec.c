@@ -25,6 +25,7 @@
 #include "enforce-record.h"
 #include "backend.h"
 #include "fetch.h"
+#include "jsonw.h"
 #include "hostfw.h"
 #include "intutic.h"
 #include "locate.h"
@@ -354,36 +355,6 @@ hex_random(char *out, size_t nbytes)
 	return 0;
 }
 
-/* Appends `s` to `out` as a JSON string (or null). */
-static void
-json_str(char *out, size_t len, const char *s)
-{
-	size_t n = strlen(out);
-	int k;
-
-	if (s == NULL) {
-		snprintf(out + n, len - n, "null");
-		return;
-	}
-	if (n + 1 < len)
-		out[n++] = '"';
-	for (; *s != '\0' && n + 8 < len; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\') {
-			out[n++] = '\\';
-			out[n++] = (char)ch;
-		} else if (ch < 0x20 || ch == 0x7f) {
-			k = snprintf(out + n, len - n, "\\u%04x", ch);
-			n += (size_t)k;
-		} else
-			out[n++] = (char)ch;
-	}
-	if (n + 1 < len)
-		out[n++] = '"';
-	out[n] = '\0';
-}
-
 /* POST /v1/runs: the proxy learns the run; 0, or -1 and why. */
 static int
 exec_register(const struct exec_run *run, char *err, size_t errlen)
@@ -392,20 +363,23 @@ exec_register(const struct exec_run *run, char *err, size_t errlen)
 	char ferr[FETCH_ERROR_MAX], *answer = NULL;
 	const char *slash = strrchr(run->o->argv[0], '/');
 	struct fetch_req req;
-	size_t alen;
+	size_t alen, used;
 	long status;
 	int r = -1;
 
-	snprintf(body, sizeof(body), "{\"run\":\"%s\",\"token\":\"%s\","
-	    "\"command\":", run->id, run->token);
-	json_str(body, sizeof(body), slash != NULL ? slash + 1 :
-	    run->o->argv[0]);
-	snprintf(body + strlen(body), sizeof(body) - strlen(body),
-	    ",\"project\":");
-	json_str(body, sizeof(body), run->project[0] != '\0' ? run->project :
-	    NULL);
-	snprintf(body + strlen(body), sizeof(body) - strlen(body),
-	    ",\"pid\":%ld}", (long)getpid());
+	used = (size_t)snprintf(body, sizeof(body), "{\"run\":\"%s\","
+	    "\"token\":\"%s\",\"command\":", run->id, run->token);
+	if (used >= sizeof(body) || jsonw_str(body, sizeof(body), &used,
+	    slash != NULL ? slash + 1 : run->o->argv[0]) != 0 ||
+	    (used += (size_t)snprintf(body + used, sizeof(body) - used,
+	    ",\"project\":")) >= sizeof(body) || jsonw_str(body,
+	    sizeof(body), &used, run->project[0] != '\0' ? run->project :
+	    NULL) != 0 || (size_t)snprintf(body + used, sizeof(body) - used,
+	    ",\"pid\":%ld}", (long)getpid()) >= sizeof(body) - used) {
+		snprintf(err, errlen, "the run's registration is too long (its "
+		    "command or project path)");
+		return -1;
+	}
 	snprintf(url, sizeof(url), "%s/v1/runs", run->loc->url);
 	memset(&req, 0, sizeof(req));
 	req.url = url;

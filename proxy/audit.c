@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "jsonw.h"
 
 struct audit {
 	pthread_mutex_t	 lock;		/* fd, across reopen */
@@ -158,33 +159,9 @@ put_u64(struct line *l, uint64_t v)
 static void
 put_str(struct line *l, const char *key, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char c;
-
 	put_key(l, key);
-	if (s == NULL) {
-		PUT_LIT(l, "null");
-		return;
-	}
-	PUT_LIT(l, "\"");
-	for (; *s != '\0' && !l->full; s++) {
-		c = (unsigned char)*s;
-		if (l->len + 7 >= sizeof(l->buf)) {
-			l->full = 1;
-			break;
-		}
-		if (c == '"' || c == '\\') {
-			l->buf[l->len++] = '\\';
-			l->buf[l->len++] = (char)c;
-		} else if (c < 0x20 || c == 0x7f) {
-			memcpy(l->buf + l->len, "\\u00", 4);
-			l->len += 4;
-			l->buf[l->len++] = hex[c >> 4];
-			l->buf[l->len++] = hex[c & 15];
-		} else
-			l->buf[l->len++] = (char)c;
-	}
-	PUT_LIT(l, "\"");
+	if (!l->full && jsonw_str(l->buf, sizeof(l->buf), &l->len, s) != 0)
+		l->full = 1;
 }
 
 /* "key":N, or "key":null for a negative N (not known) */

@@ -31,6 +31,7 @@
 #include "rules.h"
 #include "proxy.h"
 #include "proxy-opts.h"
+#include "jsonw.h"
 #include "audit.h"
 #include "conn.h"
 #include "http.h"
@@ -122,23 +123,6 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 
 /* ---------------------------------------------------------- state file */
 
-static void
-json_str(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
-
 static int
 mkdirs(const char *path)
 {
@@ -205,19 +189,20 @@ state_write(struct proxy *p)
 	for (i = 0; i < p->nlistens; i++) {
 		if (i > 0)
 			fputs(", ", fp);
-		json_str(fp, p->listens[i].text);
+		jsonw_fstr(fp, p->listens[i].text);
 	}
 	fputs("], \"rules\": ", fp);
-	json_str(fp, absolute(p->cfg.rules_path, rules_abs, sizeof(rules_abs)));
+	jsonw_fstr(fp, absolute(p->cfg.rules_path, rules_abs,
+	    sizeof(rules_abs)));
 	fputs(", \"audit\": ", fp);
 	if (p->cfg.audit_path != NULL)
-		json_str(fp, strcmp(p->cfg.audit_path, "-") == 0 ? "-" :
+		jsonw_fstr(fp, strcmp(p->cfg.audit_path, "-") == 0 ? "-" :
 		    absolute(p->cfg.audit_path, audit_abs, sizeof(audit_abs)));
 	else
 		fputs("null", fp);
 	fprintf(fp, ", \"started\": %lld, \"workers\": %d, \"version\": ",
 	    (long long)p->started, p->nworkers);
-	json_str(fp, PACKAGE_VERSION);
+	jsonw_fstr(fp, PACKAGE_VERSION);
 	fputs("}\n", fp);
 	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0 || fclose(fp) != 0 ||
 	    rename(tmp, state_path) != 0) {

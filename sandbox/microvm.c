@@ -64,6 +64,7 @@
 #include <linux/rtnetlink.h>
 
 #include "backend.h"
+#include "jsonw.h"
 #include "hostfw.h"
 #include "intutic.h"
 #include "proc.h"
@@ -1254,24 +1255,6 @@ vm_cmdline(struct vm *vm)
 	    "ip=%s::%s:255.255.255.252::eth0:off%s", VM_GUEST_INIT, g, h, tsc);
 }
 
-/* A JSON string of s into out ("..." with escapes). */
-static void
-vm_json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /*
  * firecracker's configuration (--config-file, the API's PUT bodies in one
  * object): boot-source, drives, network-interfaces, machine-config.
@@ -1280,26 +1263,26 @@ static void
 vm_fc_config(const struct vm *vm, const char *config_disk, FILE *out)
 {
 	fputs("{\n  \"boot-source\": {\n    \"kernel_image_path\": ", out);
-	vm_json_str(out, vm->kernel);
+	jsonw_fstr(out, vm->kernel);
 	if (vm->initrd[0] != '\0') {
 		fputs(",\n    \"initrd_path\": ", out);
-		vm_json_str(out, vm->initrd);
+		jsonw_fstr(out, vm->initrd);
 	}
 	fputs(",\n    \"boot_args\": ", out);
-	vm_json_str(out, vm->cmdline);
+	jsonw_fstr(out, vm->cmdline);
 	fputs("\n  },\n  \"drives\": [\n    {\n      \"drive_id\": \"rootfs\",\n"
 	    "      \"path_on_host\": ", out);
-	vm_json_str(out, vm->rootimg);
+	jsonw_fstr(out, vm->rootimg);
 	fputs(",\n      \"is_root_device\": true,\n      \"is_read_only\": false\n"
 	    "    },\n    {\n      \"drive_id\": \"config\",\n"
 	    "      \"path_on_host\": ", out);
-	vm_json_str(out, config_disk);
+	jsonw_fstr(out, config_disk);
 	fputs(",\n      \"is_root_device\": false,\n      \"is_read_only\": true\n"
 	    "    }\n  ],\n  \"network-interfaces\": [\n    {\n"
 	    "      \"iface_id\": \"eth0\",\n      \"guest_mac\": ", out);
-	vm_json_str(out, vm->mac);
+	jsonw_fstr(out, vm->mac);
 	fputs(",\n      \"host_dev_name\": ", out);
-	vm_json_str(out, vm->fw.tap);
+	jsonw_fstr(out, vm->fw.tap);
 	fprintf(out, "\n    }\n  ],\n  \"machine-config\": {\n"
 	    "    \"vcpu_count\": %u,\n    \"mem_size_mib\": %u,\n"
 	    "    \"smt\": false\n  }\n}\n", vm->cpus, vm->mem_mib);
