@@ -246,12 +246,12 @@ yread_next(struct yread *p)
 	p->have_ev = 1;
 	switch (ev->type) {
 	case YAML_ALIAS_EVENT:
-		return yread_fail(p, &ev->start_mark, "a YAML alias: not allowed "
-		    "here");
+		return yread_fail(p, &ev->start_mark, "a YAML alias: not "
+		    "allowed here");
 	case YAML_DOCUMENT_START_EVENT:
 		if (p->json && !ev->data.document_start.implicit)
-			return yread_fail(p, &ev->start_mark, "not JSON: a YAML "
-			    "document marker");
+			return yread_fail(p, &ev->start_mark,
+			    "not JSON: a YAML document marker");
 		break;
 	case YAML_SCALAR_EVENT:
 		anchor = ev->data.scalar.anchor;
@@ -275,8 +275,8 @@ yread_next(struct yread *p)
 		tag = ev->data.sequence_start.tag;
 		if (p->json && ev->data.sequence_start.style !=
 		    YAML_FLOW_SEQUENCE_STYLE)
-			return yread_fail(p, &ev->start_mark, "not JSON: a YAML "
-			    "block list");
+			return yread_fail(p, &ev->start_mark,
+			    "not JSON: a YAML block list");
 		p->depth++;
 		break;
 	case YAML_MAPPING_START_EVENT:
@@ -284,8 +284,8 @@ yread_next(struct yread *p)
 		tag = ev->data.mapping_start.tag;
 		if (p->json && ev->data.mapping_start.style !=
 		    YAML_FLOW_MAPPING_STYLE)
-			return yread_fail(p, &ev->start_mark, "not JSON: a YAML "
-			    "block mapping");
+			return yread_fail(p, &ev->start_mark,
+			    "not JSON: a YAML block mapping");
 		p->depth++;
 		break;
 	case YAML_SEQUENCE_END_EVENT:
@@ -296,8 +296,8 @@ yread_next(struct yread *p)
 		break;
 	}
 	if (anchor != NULL)
-		return yread_fail(p, &ev->start_mark, "a YAML anchor: not allowed "
-		    "here");
+		return yread_fail(p, &ev->start_mark, "a YAML anchor: not "
+		    "allowed here");
 	if (tag != NULL)
 		return yread_fail(p, &ev->start_mark, "a YAML tag: not allowed "
 		    "here");
@@ -324,7 +324,8 @@ yread_skip(struct yread *p)
 			return -1;
 		if (p->ev.type == YAML_DOCUMENT_END_EVENT ||
 		    p->ev.type == YAML_STREAM_END_EVENT)
-			return yread_fail(p, &p->ev.start_mark, "unexpected end");
+			return yread_fail(p, &p->ev.start_mark,
+			    "unexpected end");
 	}
 	return 0;
 }
@@ -343,8 +344,8 @@ yread_key(struct yread *p, const char *const *names, int n, char *other,
 
 	if (ev->type != YAML_SCALAR_EVENT || (p->json &&
 	    ev->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE))
-		return yread_fail(p, &ev->start_mark, "found %s: expected a key "
-		    "(a string)", yread_describe(p, q, sizeof(q)));
+		return yread_fail(p, &ev->start_mark, "found %s: expected a "
+		    "key (a string)", yread_describe(p, q, sizeof(q)));
 	for (i = 0; i < n; i++)
 		if (yread_scalar_is(ev, names[i]))
 			return i;

@@ -22,8 +22,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "enforce-record.h"
 #include "backend.h"
+#include "enforce-record.h"
 #include "fetch.h"
 #include "jsonw.h"
 #include "hostfw.h"
@@ -32,6 +32,7 @@
 #include "project.h"
 #include "rules.h"
 #include "settings.h"
+#include "wire.h"
 
 #define EXEC_NOT_FOUND		127
 #define EXEC_NOT_EXECUTABLE	126
@@ -355,6 +356,19 @@ hex_random(char *out, size_t nbytes)
 	return 0;
 }
 
+/* Appends text to buf[0..*used): 0, or 1 when it does not fit. */
+static int
+exec_add(char *buf, size_t len, size_t *used, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (*used + n >= len)
+		return 1;
+	memcpy(buf + *used, text, n + 1);
+	*used += n;
+	return 0;
+}
+
 /* POST /v1/runs: the proxy learns the run; 0, or -1 and why. */
 static int
 exec_register(const struct exec_run *run, char *err, size_t errlen)
@@ -363,19 +377,27 @@ exec_register(const struct exec_run *run, char *err, size_t errlen)
 	char ferr[FETCH_ERROR_MAX], *answer = NULL;
 	const char *slash = strrchr(run->o->argv[0], '/');
 	struct fetch_req req;
+	char pid[24];
 	size_t alen, used;
 	long status;
 	int r = -1;
 
-	used = (size_t)snprintf(body, sizeof(body), "{\"run\":\"%s\","
-	    "\"token\":\"%s\",\"command\":", run->id, run->token);
-	if (used >= sizeof(body) || jsonw_str(body, sizeof(body), &used,
-	    slash != NULL ? slash + 1 : run->o->argv[0]) != 0 ||
-	    (used += (size_t)snprintf(body + used, sizeof(body) - used,
-	    ",\"project\":")) >= sizeof(body) || jsonw_str(body,
-	    sizeof(body), &used, run->project[0] != '\0' ? run->project :
-	    NULL) != 0 || (size_t)snprintf(body + used, sizeof(body) - used,
-	    ",\"pid\":%ld}", (long)getpid()) >= sizeof(body) - used) {
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	used = 0;
+	body[0] = '\0';
+	if (exec_add(body, sizeof(body), &used, "{\"" WIRE_RUN_ID "\":") ||
+	    jsonw_str(body, sizeof(body), &used, run->id) != 0 ||
+	    exec_add(body, sizeof(body), &used, ",\"" WIRE_RUN_TOKEN "\":") ||
+	    jsonw_str(body, sizeof(body), &used, run->token) != 0 ||
+	    exec_add(body, sizeof(body), &used, ",\"" WIRE_RUN_COMMAND "\":") ||
+	    jsonw_str(body, sizeof(body), &used, slash != NULL ? slash + 1 :
+	    run->o->argv[0]) != 0 ||
+	    exec_add(body, sizeof(body), &used, ",\"" WIRE_RUN_PROJECT "\":") ||
+	    jsonw_str(body, sizeof(body), &used, run->project[0] != '\0' ?
+	    run->project : NULL) != 0 ||
+	    exec_add(body, sizeof(body), &used, ",\"" WIRE_RUN_PID "\":") ||
+	    exec_add(body, sizeof(body), &used, pid) ||
+	    exec_add(body, sizeof(body), &used, "}")) {
 		snprintf(err, errlen, "the run's registration is too long (its "
 		    "command or project path)");
 		return -1;

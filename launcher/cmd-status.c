@@ -15,6 +15,7 @@
 #include "intutic.h"
 #include "proc.h"
 #include "state.h"
+#include "wire.h"
 
 static int	cmd_status_exec(int, char **);
 
@@ -54,14 +55,14 @@ enum status_metric {
 };
 
 static const char *const status_samples[STATUS_METRIC_COUNT] = {
-	[STATUS_CONNS_TOTAL] = "intutic_connections_total",
-	[STATUS_CONNS_ACTIVE] = "intutic_connections_active",
-	[STATUS_TUNNELS_ACTIVE] = "intutic_tunnels_active",
-	[STATUS_ALLOW] = "intutic_decisions_total{decision=\"allow\"}",
-	[STATUS_DENY] = "intutic_decisions_total{decision=\"deny\"}",
-	[STATUS_RELOADS] = "intutic_reloads_total",
-	[STATUS_RELOAD_ERRORS] = "intutic_reload_errors_total",
-	[STATUS_UPTIME] = "intutic_uptime_seconds",
+	[STATUS_CONNS_TOTAL] = WIRE_METRIC_CONNS_TOTAL,
+	[STATUS_CONNS_ACTIVE] = WIRE_METRIC_CONNS_ACTIVE,
+	[STATUS_TUNNELS_ACTIVE] = WIRE_METRIC_TUNNELS_ACTIVE,
+	[STATUS_ALLOW] = WIRE_METRIC_DECISIONS "{decision=\"allow\"}",
+	[STATUS_DENY] = WIRE_METRIC_DECISIONS "{decision=\"deny\"}",
+	[STATUS_RELOADS] = WIRE_METRIC_RELOADS,
+	[STATUS_RELOAD_ERRORS] = WIRE_METRIC_RELOAD_ERRORS,
+	[STATUS_UPTIME] = WIRE_METRIC_UPTIME,
 };
 
 #define STATUS_VALUE_MAX	24	/* a counter as text, or "-" */

@@ -19,6 +19,7 @@
 #include "jsonobj.h"
 #include "paths.h"
 #include "state.h"
+#include "wire.h"
 
 enum state_key {
 	STATE_KEY_PID,
@@ -33,14 +34,14 @@ enum state_key {
 };
 
 static const char *const state_key_names[STATE_KEY_COUNT] = {
-	[STATE_KEY_PID] = "pid",
-	[STATE_KEY_PORT] = "port",
-	[STATE_KEY_BIND] = "bind",
-	[STATE_KEY_RULES] = "rules",
-	[STATE_KEY_AUDIT] = "audit",
-	[STATE_KEY_STARTED] = "started",
-	[STATE_KEY_WORKERS] = "workers",
-	[STATE_KEY_VERSION] = "version",
+	[STATE_KEY_PID] = WIRE_STATE_PID,
+	[STATE_KEY_PORT] = WIRE_STATE_PORT,
+	[STATE_KEY_BIND] = WIRE_STATE_BIND,
+	[STATE_KEY_RULES] = WIRE_STATE_RULES,
+	[STATE_KEY_AUDIT] = WIRE_STATE_AUDIT,
+	[STATE_KEY_STARTED] = WIRE_STATE_STARTED,
+	[STATE_KEY_WORKERS] = WIRE_STATE_WORKERS,
+	[STATE_KEY_VERSION] = WIRE_STATE_VERSION,
 };
 
 /* What every proxy writes; the others are read when present. */

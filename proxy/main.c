@@ -32,6 +32,7 @@
 #include "proxy.h"
 #include "proxy-opts.h"
 #include "jsonw.h"
+#include "wire.h"
 #include "audit.h"
 #include "conn.h"
 #include "http.h"
@@ -70,17 +71,17 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	struct rules *r = proxy_rules_get(p);
 	int i;
 
-	metric(out, "intutic_connections_total", "counter",
+	metric(out, WIRE_METRIC_CONNS_TOTAL, "counter",
 	    "Client connections accepted.", METRIC_GET(p, conns_total));
-	metric(out, "intutic_connections_active", "gauge",
+	metric(out, WIRE_METRIC_CONNS_ACTIVE, "gauge",
 	    "Client connections open now.", METRIC_GET(p, conns_active));
-	metric(out, "intutic_tunnels_active", "gauge",
+	metric(out, WIRE_METRIC_TUNNELS_ACTIVE, "gauge",
 	    "Tunnels relaying now (CONNECT and Upgrade).",
 	    METRIC_GET(p, tunnels_active));
-	evbuffer_add_printf(out, "# HELP intutic_decisions_total Decisions "
-	    "by verdict.\n# TYPE intutic_decisions_total counter\n"
-	    "intutic_decisions_total{decision=\"allow\"} %llu\n"
-	    "intutic_decisions_total{decision=\"deny\"} %llu\n",
+	evbuffer_add_printf(out, "# HELP " WIRE_METRIC_DECISIONS " Decisions "
+	    "by verdict.\n# TYPE " WIRE_METRIC_DECISIONS " counter\n"
+	    WIRE_METRIC_DECISIONS "{decision=\"allow\"} %llu\n"
+	    WIRE_METRIC_DECISIONS "{decision=\"deny\"} %llu\n",
 	    (unsigned long long)METRIC_GET(p, decisions[1]),
 	    (unsigned long long)METRIC_GET(p, decisions[0]));
 	evbuffer_add_printf(out, "# HELP intutic_decision_reasons_total "
@@ -101,9 +102,9 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	    "Names looked up.", METRIC_GET(p, dns_lookups));
 	metric(out, "intutic_dns_failures_total", "counter",
 	    "Look-ups that failed.", METRIC_GET(p, dns_failures));
-	metric(out, "intutic_reloads_total", "counter",
+	metric(out, WIRE_METRIC_RELOADS, "counter",
 	    "Rule reloads that took effect.", METRIC_GET(p, reloads));
-	metric(out, "intutic_reload_errors_total", "counter",
+	metric(out, WIRE_METRIC_RELOAD_ERRORS, "counter",
 	    "Rule reloads refused (the old rules stayed).",
 	    METRIC_GET(p, reload_errors));
 	metric(out, "intutic_timeouts_total", "counter",
@@ -115,7 +116,7 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	    METRIC_GET(p, accept_paused));
 	metric(out, "intutic_rules_entries", "gauge",
 	    "Entries in the current rule set.", r != NULL ? rules_count(r) : 0);
-	metric(out, "intutic_uptime_seconds", "gauge",
+	metric(out, WIRE_METRIC_UPTIME, "gauge",
 	    "Seconds since the proxy started.",
 	    (uint64_t)(time(NULL) - p->started));
 	rules_free(r);
@@ -184,24 +185,25 @@ state_write(struct proxy *p)
 			close(fd);
 		return -1;
 	}
-	fprintf(fp, "{\"pid\": %ld, \"port\": %u, \"bind\": [",
-	    (long)getpid(), p->port);
+	fprintf(fp, "{\"" WIRE_STATE_PID "\": %ld, \"" WIRE_STATE_PORT "\": %u, "
+	    "\"" WIRE_STATE_BIND "\": [", (long)getpid(), p->port);
 	for (i = 0; i < p->nlistens; i++) {
 		if (i > 0)
 			fputs(", ", fp);
 		jsonw_fstr(fp, p->listens[i].text);
 	}
-	fputs("], \"rules\": ", fp);
+	fputs("], \"" WIRE_STATE_RULES "\": ", fp);
 	jsonw_fstr(fp, absolute(p->cfg.rules_path, rules_abs,
 	    sizeof(rules_abs)));
-	fputs(", \"audit\": ", fp);
+	fputs(", \"" WIRE_STATE_AUDIT "\": ", fp);
 	if (p->cfg.audit_path != NULL)
 		jsonw_fstr(fp, strcmp(p->cfg.audit_path, "-") == 0 ? "-" :
 		    absolute(p->cfg.audit_path, audit_abs, sizeof(audit_abs)));
 	else
 		fputs("null", fp);
-	fprintf(fp, ", \"started\": %lld, \"workers\": %d, \"version\": ",
-	    (long long)p->started, p->nworkers);
+	fprintf(fp, ", \"" WIRE_STATE_STARTED "\": %lld, \"" WIRE_STATE_WORKERS
+	    "\": %d, \"" WIRE_STATE_VERSION "\": ", (long long)p->started,
+	    p->nworkers);
 	jsonw_fstr(fp, PACKAGE_VERSION);
 	fputs("}\n", fp);
 	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0 || fclose(fp) != 0 ||

@@ -17,6 +17,7 @@
 #include <yaml.h>
 
 #include "yread.h"
+#include "wire.h"
 
 #include "runs.h"
 
@@ -180,11 +181,11 @@ reg_value(struct run_reg *reg, enum reg_key key, const char *v, size_t len,
 
 static const char *const reg_keys[] = {
 	[KEY_NONE] = "",	/* never a key: skipped */
-	[KEY_RUN] = "run",
-	[KEY_TOKEN] = "token",
-	[KEY_COMMAND] = "command",
-	[KEY_PROJECT] = "project",
-	[KEY_PID] = "pid",
+	[KEY_RUN] = WIRE_RUN_ID,
+	[KEY_TOKEN] = WIRE_RUN_TOKEN,
+	[KEY_COMMAND] = WIRE_RUN_COMMAND,
+	[KEY_PROJECT] = WIRE_RUN_PROJECT,
+	[KEY_PID] = WIRE_RUN_PID,
 };
 #define REG_KEYS	((int)(sizeof(reg_keys) / sizeof(reg_keys[0])))
 

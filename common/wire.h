@@ -1,0 +1,38 @@
+/*
+ * wire.h — the names the proxy and the launcher exchange, defined once:
+ * the keys of the proxy's state file (the proxy writes it, intutic start,
+ * stop, status, doctor and enforce read it), the metric names `intutic
+ * status` reads from /metrics, and the fields of a run's registration
+ * (intutic exec sends it, the proxy reads it).  A name changed here changes
+ * on both sides at once.
+ */
+#ifndef INTUTIC_WIRE_H
+#define INTUTIC_WIRE_H
+
+/* DIR/proxy.json (intutic-proxy(8), STATE FILE). */
+#define WIRE_STATE_PID		"pid"
+#define WIRE_STATE_PORT		"port"
+#define WIRE_STATE_BIND		"bind"
+#define WIRE_STATE_RULES	"rules"
+#define WIRE_STATE_AUDIT	"audit"
+#define WIRE_STATE_STARTED	"started"
+#define WIRE_STATE_WORKERS	"workers"
+#define WIRE_STATE_VERSION	"version"
+
+/* /metrics: the samples `intutic status` shows. */
+#define WIRE_METRIC_CONNS_TOTAL		"intutic_connections_total"
+#define WIRE_METRIC_CONNS_ACTIVE	"intutic_connections_active"
+#define WIRE_METRIC_TUNNELS_ACTIVE	"intutic_tunnels_active"
+#define WIRE_METRIC_DECISIONS		"intutic_decisions_total"
+#define WIRE_METRIC_RELOADS		"intutic_reloads_total"
+#define WIRE_METRIC_RELOAD_ERRORS	"intutic_reload_errors_total"
+#define WIRE_METRIC_UPTIME		"intutic_uptime_seconds"
+
+/* POST /v1/runs: a run's registration, one JSON object. */
+#define WIRE_RUN_ID		"run"
+#define WIRE_RUN_TOKEN		"token"
+#define WIRE_RUN_COMMAND	"command"
+#define WIRE_RUN_PROJECT	"project"
+#define WIRE_RUN_PID		"pid"
+
+#endif /* INTUTIC_WIRE_H */
