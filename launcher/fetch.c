@@ -179,3 +179,75 @@ fetch_get(const char *url, char **body, size_t *len, char *err, size_t errlen)
 	}
 	return 0;
 }
+
+/* --- URLs ------------------------------------------------------------------- */
+
+/* Part `what` of h into buf: 1 when there, 0 when not, -1 (err) else. */
+static int
+fetch_url_part(CURLU *h, CURLUPart what, char *buf, size_t len)
+{
+	char *v = NULL;
+	CURLUcode c;
+	int r;
+
+	c = curl_url_get(h, what, &v, 0);
+	if (c != CURLUE_OK) {
+		buf[0] = '\0';
+		return c == CURLUE_OUT_OF_MEMORY ? -1 : 0;
+	}
+	r = snprintf(buf, len, "%s", v) < (int)len ? 1 : -1;
+	curl_free(v);
+	return r;
+}
+
+int
+fetch_url_parse(const char *url, struct fetch_url *u, char *err, size_t errlen)
+{
+	char port[16], tmp[8], path[8];
+	CURLUcode c;
+	CURLU *h;
+	unsigned long v;
+	char *end;
+	int r = -1;
+
+	memset(u, 0, sizeof(*u));
+	if ((h = curl_url()) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if ((c = curl_url_set(h, CURLUPART_URL, url, 0)) != CURLUE_OK) {
+		snprintf(err, errlen, "%s", curl_url_strerror(c));
+		goto out;
+	}
+	if (fetch_url_part(h, CURLUPART_SCHEME, u->scheme,
+	    sizeof(u->scheme)) != 1 || (strcmp(u->scheme, "http") != 0 &&
+	    strcmp(u->scheme, "https") != 0)) {
+		snprintf(err, errlen, "not an http:// or https:// URL");
+		goto out;
+	}
+	if (fetch_url_part(h, CURLUPART_HOST, u->host, sizeof(u->host)) != 1) {
+		snprintf(err, errlen, "no host, or one too long");
+		goto out;
+	}
+	if (fetch_url_part(h, CURLUPART_PORT, port, sizeof(port)) == 1) {
+		v = strtoul(port, &end, 10);
+		if (*end != '\0' || v == 0 || v > 65535) {
+			snprintf(err, errlen, "port %s is not from 1 to 65535",
+			    port);
+			goto out;
+		}
+		u->port = (unsigned int)v;
+	}
+	u->has_userinfo = fetch_url_part(h, CURLUPART_USER, tmp,
+	    sizeof(tmp)) != 0 || fetch_url_part(h, CURLUPART_PASSWORD, tmp,
+	    sizeof(tmp)) != 0;
+	u->has_query = fetch_url_part(h, CURLUPART_QUERY, tmp, sizeof(tmp)) != 0;
+	u->has_fragment = fetch_url_part(h, CURLUPART_FRAGMENT, tmp,
+	    sizeof(tmp)) != 0;
+	u->has_path = fetch_url_part(h, CURLUPART_PATH, path,
+	    sizeof(path)) != 0 && strcmp(path, "/") != 0 && path[0] != '\0';
+	r = 0;
+ out:
+	curl_url_cleanup(h);
+	return r;
+}

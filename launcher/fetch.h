@@ -1,6 +1,7 @@
 /*
- * fetch.h — one HTTP GET from the launcher (the proxy's /metrics page).
- * fetch.c is the launcher's one file that uses libcurl.
+ * fetch.h — the launcher's HTTP requests and the URLs they go to, parsed
+ * by libcurl's URL API (CURLU), the parser of what fetches them.  fetch.c
+ * is the launcher's one file that uses libcurl.
  */
 #ifndef INTUTIC_FETCH_H
 #define INTUTIC_FETCH_H
@@ -46,5 +47,25 @@ struct fetch_req {
  */
 int	 fetch(const struct fetch_req *req, long *status, char **body,
 	    size_t *len, char *err, size_t errlen);
+
+#define FETCH_URL_HOST_MAX	256	/* bytes of a host ([::1] bracketed) */
+
+/* A URL's parts, as libcurl sees them. */
+struct fetch_url {
+	char		 scheme[8];		/* lowercase: "http", "https" */
+	char		 host[FETCH_URL_HOST_MAX];	/* IPv6 in brackets */
+	unsigned int	 port;			/* 0: none given */
+	int		 has_userinfo;		/* user or password */
+	int		 has_query;
+	int		 has_fragment;
+	int		 has_path;		/* a path other than "/" */
+};
+
+/*
+ * Parses url (http:// or https:// only) into u.  0, or -1 with err naming
+ * what libcurl found wrong.
+ */
+int	 fetch_url_parse(const char *url, struct fetch_url *u, char *err,
+	    size_t errlen);
 
 #endif /* INTUTIC_FETCH_H */

@@ -11,40 +11,29 @@
 #include "intutic.h"
 #include "locate.h"
 
-/* http://HOST:PORT with an optional "/" and nothing else; 0 or -1. */
+/*
+ * http://HOST:PORT with an optional "/" and nothing else, as libcurl (which
+ * then talks to it) parses it; 0 or -1.
+ */
 static int
 locate_parse_url(const char *url, struct proxy_loc *loc, char *err,
     size_t errlen)
 {
-	const char *p = url, *hend, *colon;
-	char *end;
-	unsigned long port;
-	size_t hlen;
+	struct fetch_url u;
+	char why[FETCH_ERROR_MAX];
 
-	if (strncmp(p, "http://", 7) != 0)
+	if (fetch_url_parse(url, &u, why, sizeof(why)) != 0)
 		goto bad;
-	p += 7;
-	if (strchr(p, '@') != NULL) {
+	if (u.has_userinfo) {
 		snprintf(err, errlen, "the proxy URL must not carry credentials");
 		return -1;
 	}
-	if (*p == '[') {
-		if ((hend = strchr(p, ']')) == NULL)
-			goto bad;
-		hend++;
-	} else
-		hend = p + strcspn(p, ":/");
-	hlen = (size_t)(hend - p);
-	if (hlen == 0 || hlen >= sizeof(loc->host) || *hend != ':')
+	if (strcmp(u.scheme, "http") != 0 || u.port == 0 || u.has_path ||
+	    u.has_query || u.has_fragment ||
+	    strlen(u.host) >= sizeof(loc->host))
 		goto bad;
-	colon = hend;
-	port = strtoul(colon + 1, &end, 10);
-	if (end == colon + 1 || port == 0 || port > 65535 ||
-	    (*end != '\0' && strcmp(end, "/") != 0))
-		goto bad;
-	memcpy(loc->host, p, hlen);
-	loc->host[hlen] = '\0';
-	loc->port = (unsigned int)port;
+	snprintf(loc->host, sizeof(loc->host), "%s", u.host);
+	loc->port = u.port;
 	return 0;
  bad:
 	snprintf(err, errlen, "'%s' is not a proxy URL of the form "

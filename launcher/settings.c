@@ -576,7 +576,8 @@ settings_loopback(const char *host, size_t len)
 static int
 settings_check_url(const char *url, char *err, size_t errlen)
 {
-	const char *auth, *aend, *host, *hend, *p;
+	struct fetch_url u;
+	char why[FETCH_ERROR_MAX];
 	size_t len = strlen(url), i;
 	int https;
 
@@ -595,49 +596,27 @@ settings_check_url(const char *url, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	if (strncasecmp(url, "https://", 8) == 0) {
-		https = 1;
-		auth = url + 8;
-	} else if (strncasecmp(url, "http://", 7) == 0) {
-		https = 0;
-		auth = url + 7;
-	} else {
-		settings_fmt(err, errlen, "INTUTIC_API_URL must start with "
-		    "https:// (or http:// for a loopback host)");
-		return -1;
+	if (fetch_url_parse(url, &u, why, sizeof(why)) != 0) {
+		if (strncasecmp(url, "https://", 8) != 0 &&
+		    strncasecmp(url, "http://", 7) != 0) {
+			settings_fmt(err, errlen, "INTUTIC_API_URL must start "
+			    "with https:// (or http:// for a loopback host)");
+			return -1;
+		}
+		goto bad;
 	}
-	aend = auth + strcspn(auth, "/?#");
-	if (memchr(auth, '@', (size_t)(aend - auth)) != NULL) {
+	https = strcmp(u.scheme, "https") == 0;
+	if (u.has_userinfo) {
 		settings_fmt(err, errlen, "INTUTIC_API_URL must not carry "
 		    "credentials: the token goes in INTUTIC_TOKEN");
 		return -1;
 	}
-	if (strpbrk(url, "?#") != NULL) {
+	if (u.has_query || u.has_fragment) {
 		settings_fmt(err, errlen, "INTUTIC_API_URL must not carry a "
 		    "query or a fragment: it is the workspace site's address");
 		return -1;
 	}
-	host = auth;
-	if (*host == '[') {
-		hend = memchr(host, ']', (size_t)(aend - host));
-		hend = hend != NULL ? hend + 1 : NULL;
-	} else
-		hend = host + strcspn(host, ":/");
-	if (hend == NULL || hend == host || hend > aend ||
-	    (hend < aend && *hend != ':'))
-		goto bad;
-	if (hend < aend) {
-		unsigned long port = 0;
-
-		for (p = hend + 1; p < aend; p++) {
-			if (*p < '0' || *p > '9' || port > 65535)
-				goto bad;
-			port = port * 10 + (unsigned long)(*p - '0');
-		}
-		if (p == hend + 1 || port == 0 || port > 65535)
-			goto bad;
-	}
-	if (!https && !settings_loopback(host, (size_t)(hend - host))) {
+	if (!https && !settings_loopback(u.host, strlen(u.host))) {
 		settings_fmt(err, errlen, "INTUTIC_API_URL '%s' is http:// to "
 		    "a host that is not loopback: use https:// (http:// is "
 		    "only for 127.0.0.0/8, [::1] and localhost)", url);
@@ -646,7 +625,7 @@ settings_check_url(const char *url, char *err, size_t errlen)
 	return 0;
  bad:
 	settings_fmt(err, errlen, "INTUTIC_API_URL '%s' is not a URL of the "
-	    "form https://HOST[:PORT][/PATH]", url);
+	    "form https://HOST[:PORT][/PATH]: %s", url, why);
 	return -1;
 }
 

@@ -501,9 +501,9 @@ test_expect_success 'credentials, a query, another scheme, a malformed URL: refu
 	refused "ftp://api.example.invalid/" \
 		"INTUTIC_API_URL must start with https:// (or http:// for a loopback host)" &&
 	refused "https://api.example.invalid:99999/" \
-		"INTUTIC_API_URL '\''https://api.example.invalid:99999/'\'' is not a URL of the form https://HOST[:PORT][/PATH]" &&
+		"INTUTIC_API_URL '\''https://api.example.invalid:99999/'\'' is not a URL of the form https://HOST[:PORT][/PATH]: Port number was not a decimal number between 0 and 65535" &&
 	refused "https://" \
-		"INTUTIC_API_URL '\''https://'\'' is not a URL of the form https://HOST[:PORT][/PATH]" &&
+		"INTUTIC_API_URL '\''https://'\'' is not a URL of the form https://HOST[:PORT][/PATH]: No host part in the URL" &&
 	refused "https://api.example.invalid/a b" \
 		"INTUTIC_API_URL holds a byte no URL may hold (0x20)"
 '
