@@ -35,6 +35,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 
+#include "argv.h"
 #include "backend.h"
 #include "jsonw.h"
 #include "hostfw.h"
@@ -181,8 +182,7 @@ int
 vm_config_disk(struct vm *vm)
 {
 	char cfg[PATH_MAX], p[PATH_MAX], img[PATH_MAX + 8], pub[1024];
-	char line[1200], *argv[12];
-	size_t n = 0;
+	char line[1200];
 	int r;
 
 	vm_path(vm->dir, "config", cfg);
@@ -191,19 +191,14 @@ vm_config_disk(struct vm *vm)
 		return -1;
 	}
 	vm_path(cfg, "ssh_host_ed25519_key", p);
-	argv[n++] = vm_keygen;
-	argv[n++] = (char *)"-q";
-	argv[n++] = (char *)"-t";
-	argv[n++] = (char *)"ed25519";
-	argv[n++] = (char *)"-N";
-	argv[n++] = (char *)"";
-	argv[n++] = (char *)"-C";
-	argv[n++] = (char *)"intutic-run";
-	argv[n++] = (char *)"-f";
-	argv[n++] = p;
-	argv[n] = NULL;
-	if (vm_tool(argv, NULL, 0, "the run's ssh host key") != 0)
-		return -1;
+	{
+		char *const kg[] = { vm_keygen, (char *)"-q", (char *)"-t",
+		    (char *)"ed25519", (char *)"-N", (char *)"", (char *)"-C",
+		    (char *)"intutic-run", (char *)"-f", p, NULL };
+
+		if (vm_tool(kg, NULL, 0, "the run's ssh host key") != 0)
+			return -1;
+	}
 	snprintf(img, sizeof(img), "%s.pub", p);
 	if (vm_read_file(img, pub, sizeof(pub)) != 0) {
 		fprintf(stderr, "intutic exec: %s: %s\n", img, strerror(errno));
@@ -220,18 +215,13 @@ vm_config_disk(struct vm *vm)
 	if (vm_write_file(p, line, 0644) != 0)
 		goto werr;
 	vm_path(vm->dir, "config.ext4", img);
-	n = 0;
-	argv[n++] = vm_mkfs;
-	argv[n++] = (char *)"-q";
-	argv[n++] = (char *)"-F";
-	argv[n++] = (char *)"-L";
-	argv[n++] = (char *)"intutic-run";
-	argv[n++] = (char *)"-d";
-	argv[n++] = cfg;
-	argv[n++] = img;
-	argv[n++] = (char *)VM_CONFIG_DISK;
-	argv[n] = NULL;
-	r = vm_tool(argv, NULL, 0, "the run's configuration disk");
+	{
+		char *const mk[] = { vm_mkfs, (char *)"-q", (char *)"-F",
+		    (char *)"-L", (char *)"intutic-run", (char *)"-d", cfg, img,
+		    (char *)VM_CONFIG_DISK, NULL };
+
+		r = vm_tool(mk, NULL, 0, "the run's configuration disk");
+	}
 	/* the host key's only copy is on the disk now */
 	vm_rmtree(cfg);
 	return r;
@@ -338,84 +328,72 @@ vm_fc_config(const struct vm *vm, const char *config_disk, FILE *out)
 	    "    \"smt\": false\n  }\n}\n", vm->cpus, vm->mem_mib);
 }
 
-/* The hypervisor's argv into argv (strings in bufs).  Returns argc. */
-size_t
-vm_argv(const struct vm *vm, char **argv, char bufs[8][PATH_MAX + 128])
+/* The hypervisor's command line, into ab. */
+void
+vm_argv(const struct vm *vm, struct argvb *ab)
 {
-	size_t n = 0;
-
-	argv[n++] = (char *)vm->bin;
+	argvb_add(ab, vm->bin);
 	if (vm->fc) {
-		snprintf(bufs[0], sizeof(bufs[0]), "%s/vm.json", vm->dir);
-		snprintf(bufs[1], sizeof(bufs[1]), "intutic-%.40s", vm->id);
-		argv[n++] = (char *)"--no-api";
-		argv[n++] = (char *)"--config-file";
-		argv[n++] = bufs[0];
-		argv[n++] = (char *)"--id";
-		argv[n++] = bufs[1];
-		argv[n] = NULL;
-		return n;
+		argvb_add(ab, "--no-api");
+		argvb_add(ab, "--config-file");
+		argvb_addf(ab, "%s/vm.json", vm->dir);
+		argvb_add(ab, "--id");
+		argvb_addf(ab, "intutic-%.40s", vm->id);
+		return;
 	}
-	snprintf(bufs[0], sizeof(bufs[0]), "%u", vm->mem_mib);
-	snprintf(bufs[1], sizeof(bufs[1]), "%u", vm->cpus);
-	snprintf(bufs[2], sizeof(bufs[2]), "id=root,file=%s,format=raw,"
-	    "if=none,snapshot=on", vm->rootfs);
-	snprintf(bufs[3], sizeof(bufs[3]), "id=config,file=%s/config.ext4,"
-	    "format=raw,if=none,readonly=on", vm->dir);
-	snprintf(bufs[4], sizeof(bufs[4]), "tap,id=net0,ifname=%s,script=no,"
-	    "downscript=no", vm->fw.tap);
-	snprintf(bufs[5], sizeof(bufs[5]), "virtio-net-device,netdev=net0,"
-	    "mac=%s", vm->mac);
-	snprintf(bufs[6], sizeof(bufs[6]), "file:%s/console.log", vm->dir);
-	snprintf(bufs[7], sizeof(bufs[7]), "tcg,tb-size=%u", VM_TCG_TB_MIB);
-	argv[n++] = (char *)"-M";
-	argv[n++] = (char *)"microvm";
-	argv[n++] = (char *)"-accel";
-	argv[n++] = vm->tcg ? bufs[7] : (char *)"kvm";
-	argv[n++] = (char *)"-cpu";
-	argv[n++] = (char *)(vm->tcg ? "max" : "host");
-	argv[n++] = (char *)"-m";
-	argv[n++] = bufs[0];
-	argv[n++] = (char *)"-smp";
-	argv[n++] = bufs[1];
-	argv[n++] = (char *)"-nodefaults";
-	argv[n++] = (char *)"-no-user-config";
-	argv[n++] = (char *)"-no-reboot";
-	argv[n++] = (char *)"-display";
-	argv[n++] = (char *)"none";
-	argv[n++] = (char *)"-serial";
-	argv[n++] = bufs[6];
-	argv[n++] = (char *)"-kernel";
-	argv[n++] = (char *)vm->kernel;
+	argvb_add(ab, "-M");
+	argvb_add(ab, "microvm");
+	argvb_add(ab, "-accel");
+	if (vm->tcg)
+		argvb_addf(ab, "tcg,tb-size=%u", VM_TCG_TB_MIB);
+	else
+		argvb_add(ab, "kvm");
+	argvb_add(ab, "-cpu");
+	argvb_add(ab, vm->tcg ? "max" : "host");
+	argvb_add(ab, "-m");
+	argvb_addf(ab, "%u", vm->mem_mib);
+	argvb_add(ab, "-smp");
+	argvb_addf(ab, "%u", vm->cpus);
+	argvb_add(ab, "-nodefaults");
+	argvb_add(ab, "-no-user-config");
+	argvb_add(ab, "-no-reboot");
+	argvb_add(ab, "-display");
+	argvb_add(ab, "none");
+	argvb_add(ab, "-serial");
+	argvb_addf(ab, "file:%s/console.log", vm->dir);
+	argvb_add(ab, "-kernel");
+	argvb_add(ab, vm->kernel);
 	if (vm->initrd[0] != '\0') {
-		argv[n++] = (char *)"-initrd";
-		argv[n++] = (char *)vm->initrd;
+		argvb_add(ab, "-initrd");
+		argvb_add(ab, vm->initrd);
 	}
-	argv[n++] = (char *)"-append";
-	argv[n++] = (char *)vm->cmdline;
+	argvb_add(ab, "-append");
+	argvb_add(ab, vm->cmdline);
 	/* the root first: it is the guest's /dev/vda */
-	argv[n++] = (char *)"-drive";
-	argv[n++] = bufs[2];
-	argv[n++] = (char *)"-device";
-	argv[n++] = (char *)"virtio-blk-device,drive=root";
-	argv[n++] = (char *)"-drive";
-	argv[n++] = bufs[3];
-	argv[n++] = (char *)"-device";
-	argv[n++] = (char *)"virtio-blk-device,drive=config";
-	argv[n++] = (char *)"-netdev";
-	argv[n++] = bufs[4];
-	argv[n++] = (char *)"-device";
-	argv[n++] = bufs[5];
-	argv[n] = NULL;
-	return n;
+	argvb_add(ab, "-drive");
+	argvb_addf(ab, "id=root,file=%s,format=raw,if=none,snapshot=on",
+	    vm->rootfs);
+	argvb_add(ab, "-device");
+	argvb_add(ab, "virtio-blk-device,drive=root");
+	argvb_add(ab, "-drive");
+	argvb_addf(ab, "id=config,file=%s/config.ext4,"
+	    "format=raw,if=none,readonly=on", vm->dir);
+	argvb_add(ab, "-device");
+	argvb_add(ab, "virtio-blk-device,drive=config");
+	argvb_add(ab, "-netdev");
+	argvb_addf(ab, "tap,id=net0,ifname=%s,script=no,downscript=no",
+	    vm->fw.tap);
+	argvb_add(ab, "-device");
+	argvb_addf(ab, "virtio-net-device,netdev=net0,mac=%s", vm->mac);
 }
 
 /* Starts the hypervisor, its output into the run directory. */
 int
 vm_boot(struct vm *vm)
 {
-	char bufs[8][PATH_MAX + 128], log[PATH_MAX], p[PATH_MAX], text[64];
-	char tmpdir[PATH_MAX + 8], *argv[64], *envp[3];
+	char log[PATH_MAX], p[PATH_MAX], text[64];
+	char tmpdir[PATH_MAX + 8], **argv, *envp[3];
+	struct argvb ab;
 	posix_spawn_file_actions_t fa;
 	FILE *f;
 	pid_t pid;
@@ -436,7 +414,13 @@ vm_boot(struct vm *vm)
 			return -1;
 		}
 	}
-	vm_argv(vm, argv, bufs);
+	argvb_init(&ab);
+	vm_argv(vm, &ab);
+	if ((argv = argvb_done(&ab)) == NULL) {
+		argvb_free(&ab);
+		fprintf(stderr, "intutic exec: out of memory\n");
+		return -1;
+	}
 	/* qemu's snapshot overlay goes into the run directory */
 	snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", vm->dir);
 	envp[0] = tmpdir;
@@ -450,6 +434,7 @@ vm_boot(struct vm *vm)
 	    O_WRONLY | O_CREAT | O_TRUNC, 0600)) != 0 ||
 	    (rc = posix_spawn_file_actions_adddup2(&fa, 1, 2)) != 0) {
 		fprintf(stderr, "intutic exec: %s\n", strerror(rc));
+		argvb_free(&ab);
 		return -1;
 	}
 	rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
@@ -457,8 +442,10 @@ vm_boot(struct vm *vm)
 	if (rc != 0) {
 		fprintf(stderr, "intutic exec: cannot run %s: %s; nothing was "
 		    "run\n", argv[0], strerror(rc));
+		argvb_free(&ab);
 		return -1;
 	}
+	argvb_free(&ab);
 	vm->pid = pid;
 	vm_pid_text(pid, text, sizeof(text));
 	vm_path(vm->dir, "vm.pid", p);
@@ -584,12 +571,14 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 {
 	const struct exec_opts *o = run->o;
 	struct envv e = { NULL, 0, 0 };
-	char *argv[VM_ARGV_MAX], *names[VM_NAMES_MAX], **envp = NULL;
+	struct argvb ab;
+	char **argv, **envp = NULL;
 	char kh[PATH_MAX + 32], dest[64], host[INET_ADDRSTRLEN], *cmd = NULL;
-	size_t n = 0, i, off = 0, nnames = 0;
+	size_t n, i, off = 0;
 	pid_t pid;
 	int rc, st, r = -1;
 
+	argvb_init(&ab);
 	inet_ntop(AF_INET, &vm->host, host, sizeof(host));
 	if (exec_env(run, &e, host, run->loc->port, 0) != 0 ||
 	    (cmd = malloc(VM_CMD_MAX)) == NULL) {
@@ -608,54 +597,39 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 	}
 	snprintf(kh, sizeof(kh), "UserKnownHostsFile=%s/known_hosts", vm->dir);
 	snprintf(dest, sizeof(dest), "%s@%s", VM_USER, inet_ntoa(vm->guest));
-	argv[n++] = vm_ssh;
-	argv[n++] = (char *)"-F";
-	argv[n++] = (char *)"/dev/null";
-	argv[n++] = (char *)"-i";
-	argv[n++] = vm->key;
-	argv[n++] = (char *)"-o";
-	argv[n++] = (char *)"IdentitiesOnly=yes";
-	argv[n++] = (char *)"-o";
-	argv[n++] = kh;
-	argv[n++] = (char *)"-o";
-	argv[n++] = (char *)"GlobalKnownHostsFile=/dev/null";
-	argv[n++] = (char *)"-o";
-	argv[n++] = (char *)"StrictHostKeyChecking=yes";
-	argv[n++] = (char *)"-o";
-	argv[n++] = (char *)"BatchMode=yes";
-	argv[n++] = (char *)"-o";
-	argv[n++] = (char *)"ConnectTimeout=15";
-	argv[n++] = (char *)"-o";
-	argv[n++] = (char *)"ServerAliveInterval=15";
-	argv[n++] = (char *)"-o";
-	argv[n++] = (char *)"LogLevel=ERROR";
+	argvb_add(&ab, vm_ssh);
+	argvb_add(&ab, "-F");
+	argvb_add(&ab, "/dev/null");
+	argvb_add(&ab, "-i");
+	argvb_add(&ab, vm->key);
+	argvb_add(&ab, "-o");
+	argvb_add(&ab, "IdentitiesOnly=yes");
+	argvb_add(&ab, "-o");
+	argvb_add(&ab, kh);
+	argvb_add(&ab, "-o");
+	argvb_add(&ab, "GlobalKnownHostsFile=/dev/null");
+	argvb_add(&ab, "-o");
+	argvb_add(&ab, "StrictHostKeyChecking=yes");
+	argvb_add(&ab, "-o");
+	argvb_add(&ab, "BatchMode=yes");
+	argvb_add(&ab, "-o");
+	argvb_add(&ab, "ConnectTimeout=15");
+	argvb_add(&ab, "-o");
+	argvb_add(&ab, "ServerAliveInterval=15");
+	argvb_add(&ab, "-o");
+	argvb_add(&ab, "LogLevel=ERROR");
 	/* By name: the values travel in ssh's own environment. */
-	if (e.n > VM_NAMES_MAX) {
-		fprintf(stderr, "intutic exec: too many variables for the "
-		    "microVM (%zu)\n", e.n);
-		goto out;
-	}
 	for (i = 0; i < e.n; i++) {
-		size_t len = strcspn(e.v[i], "=");
-		char *opt;
-
-		if ((opt = malloc(len + 9)) == NULL) {
-			fprintf(stderr, "intutic exec: out of memory\n");
-			goto out;
-		}
-		memcpy(opt, "SendEnv=", 8);
-		memcpy(opt + 8, e.v[i], len);
-		opt[8 + len] = '\0';
-		names[nnames++] = opt;
-		argv[n++] = (char *)"-o";
-		argv[n++] = opt;
+		argvb_add(&ab, "-o");
+		argvb_addf(&ab, "SendEnv=%.*s", (int)strcspn(e.v[i], "="),
+		    e.v[i]);
 	}
-	argv[n++] = (char *)(isatty(0) ? "-t" : "-T");
-	argv[n++] = dest;
-	argv[n++] = (char *)"--";
-	argv[n++] = cmd;
-	argv[n] = NULL;
-	if ((envp = calloc(e.n + 8, sizeof(*envp))) == NULL) {
+	argvb_add(&ab, isatty(0) ? "-t" : "-T");
+	argvb_add(&ab, dest);
+	argvb_add(&ab, "--");
+	argvb_add(&ab, cmd);
+	if ((argv = argvb_done(&ab)) == NULL ||
+	    (envp = calloc(e.n + 8, sizeof(*envp))) == NULL) {
 		fprintf(stderr, "intutic exec: out of memory\n");
 		goto out;
 	}
@@ -706,8 +680,7 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 	vm_child = 0;
 	r = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
  out:
-	for (i = 0; i < nnames; i++)
-		free(names[i]);
+	argvb_free(&ab);
 	free(envp);
 	free(cmd);
 	envv_free(&e);

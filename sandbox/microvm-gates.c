@@ -322,8 +322,7 @@ vm_gates(const struct exec_run *run, struct vm *vm)
 	const struct exec_opts *o = run->o;
 	const char *accel = getenv("INTUTIC_QEMU_ACCEL");
 	const char *subnet = vm_getenv("INTUTIC_VM_SUBNET", NULL);
-	char why[256], tools[3][PATH_MAX], *argv[8];
-	size_t n;
+	char why[256], tools[3][PATH_MAX], *argv[7];
 	int st;
 
 	memset(vm, 0, sizeof(*vm));
@@ -375,14 +374,13 @@ vm_gates(const struct exec_run *run, struct vm *vm)
 	snprintf(vm_ssh, sizeof(vm_ssh), "%s", tools[0]);
 	snprintf(vm_keygen, sizeof(vm_keygen), "%s", tools[1]);
 	snprintf(vm_mkfs, sizeof(vm_mkfs), "%s", tools[2]);
-	n = 0;
-	argv[n++] = vm_keygen;
-	argv[n++] = (char *)"-y";
-	argv[n++] = (char *)"-P";
-	argv[n++] = (char *)"";
-	argv[n++] = (char *)"-f";
-	argv[n++] = vm->key;
-	argv[n] = NULL;
+	argv[0] = vm_keygen;
+	argv[1] = (char *)"-y";
+	argv[2] = (char *)"-P";
+	argv[3] = (char *)"";
+	argv[4] = (char *)"-f";
+	argv[5] = vm->key;
+	argv[6] = NULL;
 	if (spawn_run(argv, NULL, 0, VM_TOOL_MS, vm->pubkey,
 	    sizeof(vm->pubkey), &st, why, sizeof(why)) != 0 || st != 0 ||
 	    strncmp(vm->pubkey, "ssh-", 4) != 0) {

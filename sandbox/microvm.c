@@ -150,9 +150,10 @@ vm_check(const struct exec_run *run)
 static int
 vm_plan(const struct exec_run *run, struct vm *vm)
 {
-	char bufs[8][PATH_MAX + 128], *argv[64], why[HOSTFW_WHY_MAX];
-	char img[PATH_MAX + 16], h[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
-	size_t i, n;
+	char why[HOSTFW_WHY_MAX], img[PATH_MAX + 16], h[INET_ADDRSTRLEN];
+	char g[INET_ADDRSTRLEN], **argv;
+	struct argvb ab;
+	size_t i;
 
 	if (vm_prepare(run, vm) != 0 || vm_network(vm, run->loc->port) != 0)
 		return EXIT_CANNOT_RUN;
@@ -171,11 +172,18 @@ vm_plan(const struct exec_run *run, struct vm *vm)
 	} else {
 		if (vm->bin[0] == '\0')
 			snprintf(vm->bin, sizeof(vm->bin), "qemu-system-x86_64");
-		n = vm_argv(vm, argv, bufs);
+		argvb_init(&ab);
+		vm_argv(vm, &ab);
+		if ((argv = argvb_done(&ab)) == NULL) {
+			argvb_free(&ab);
+			fprintf(stderr, "intutic exec: out of memory\n");
+			return EXIT_CANNOT_RUN;
+		}
 		printf("# the hypervisor:\n");
-		for (i = 0; i < n; i++)
+		for (i = 0; argv[i] != NULL; i++)
 			printf("%s%s", i > 0 ? " " : "", argv[i]);
 		printf("\n");
+		argvb_free(&ab);
 	}
 	printf("# the host's table:\n");
 	fflush(stdout);

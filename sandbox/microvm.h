@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "argv.h"
 #include "backend.h"
 #include "hostfw.h"
 
@@ -35,9 +36,6 @@
 #define VM_TOOL_MS		30000	/* ssh-keygen, mkfs.ext4 */
 #define VM_STOP_MS		3000	/* SIGTERM, then SIGKILL */
 #define VM_CONFIG_DISK		"8M"
-#define VM_NAMES_MAX		(EXEC_ENV_MAX + 32)	/* variables sent by name */
-/* ssh's own options, then "-o SendEnv=NAME" for each of those */
-#define VM_ARGV_MAX		(64 + 2 * VM_NAMES_MAX)
 #define VM_CMD_MAX		(128 * 1024)	/* the command for the guest */
 #define VM_GUEST_INIT		"/usr/sbin/intutic-guest-init"
 #define VM_DIR_MAX		(PATH_MAX - 64)	/* room for a name after it */
@@ -106,8 +104,7 @@ int	 vm_copy_rootfs(struct vm *vm);
 void	 vm_cmdline(struct vm *vm);
 void	 vm_fc_config(const struct vm *vm, const char *config_disk,
 	    FILE *out);
-size_t	 vm_argv(const struct vm *vm, char **argv,
-	    char bufs[8][PATH_MAX + 128]);
+void	 vm_argv(const struct vm *vm, struct argvb *ab);
 int	 vm_boot(struct vm *vm);
 int	 vm_wait_ready(struct vm *vm);
 int	 vm_agent(const struct exec_run *run, struct vm *vm);

@@ -26,13 +26,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "argv.h"
 #include "backend.h"
 #include "intutic.h"
 #include "spawn.h"
 
 #define OCI_INFO_MS		10000	/* `RUNTIME info` */
 #define OCI_QUERY_MS		30000	/* inspect, image exists */
-#define OCI_ARGV_MAX		(64 + 2 * EXEC_ENV_MAX + 2 * EXEC_LIST_MAX)
 #define OCI_IMAGE_NAME		"intutic/sandbox"
 #define OCI_DEFAULT_MEMORY	"4g"
 #define OCI_DEFAULT_CPUS	"2"
@@ -205,8 +205,9 @@ oci_build(const struct oci *c, const char *image, const char *file,
     const char *base)
 {
 	char dir[PATH_MAX], df[PATH_MAX], barg[512], varg[64], why[256];
-	char *argv[16];
-	int n = 0, st;
+	struct argvb ab;
+	char **argv;
+	int st;
 
 	if (oci_sandbox_file(file, df, sizeof(df)) != 0)
 		return -1;
@@ -215,22 +216,29 @@ oci_build(const struct oci *c, const char *image, const char *file,
 	snprintf(varg, sizeof(varg), "VERSION=%s", PACKAGE_VERSION);
 	fprintf(stderr, "intutic exec: building the sandbox image %s from %s "
 	    "(once; it is reused afterwards)\n", image, df);
-	argv[n++] = (char *)c->rt;
-	argv[n++] = (char *)"build";
-	argv[n++] = (char *)"-t";
-	argv[n++] = (char *)image;
-	argv[n++] = (char *)"-f";
-	argv[n++] = df;
-	argv[n++] = (char *)"--build-arg";
-	argv[n++] = varg;
+	argvb_init(&ab);
+	argvb_add(&ab, c->rt);
+	argvb_add(&ab, "build");
+	argvb_add(&ab, "-t");
+	argvb_add(&ab, image);
+	argvb_add(&ab, "-f");
+	argvb_add(&ab, df);
+	argvb_add(&ab, "--build-arg");
+	argvb_add(&ab, varg);
 	if (base != NULL) {
 		snprintf(barg, sizeof(barg), "BASE=%s", base);
-		argv[n++] = (char *)"--build-arg";
-		argv[n++] = barg;
+		argvb_add(&ab, "--build-arg");
+		argvb_add(&ab, barg);
 	}
-	argv[n++] = dir;
-	argv[n] = NULL;
-	if ((st = spawn_foreground(argv, NULL, 1, why, sizeof(why))) != 0) {
+	argvb_add(&ab, dir);
+	if ((argv = argvb_done(&ab)) == NULL) {
+		argvb_free(&ab);
+		fprintf(stderr, "intutic exec: out of memory\n");
+		return -1;
+	}
+	st = spawn_foreground(argv, NULL, 1, why, sizeof(why));
+	argvb_free(&ab);
+	if (st != 0) {
 		if (st < 0)
 			fprintf(stderr, "intutic exec: %s\n", why);
 		fprintf(stderr, "intutic exec: building %s failed; nothing was "
@@ -408,16 +416,18 @@ oci_run(const struct exec_run *run)
 	const struct exec_opts *o = run->o;
 	struct envv e = { NULL, 0, 0 };
 	struct oci c;
-	char *argv[OCI_ARGV_MAX + 1], **envp = NULL;
+	struct argvb ab;
+	char **argv, **envp = NULL;
 	char label_run[128], label_ver[64], name[96], host[160], why[256];
 	char home[128], mounts[EXEC_LIST_MAX][2 * PATH_MAX + 8];
 	char allow[EXEC_LIST_MAX * 48], proxy_addr[96], memory[32], cpus[32];
 	char pids[32], workdir[PATH_MAX], *names[EXEC_ENV_MAX + 32];
 	char seccomp[PATH_MAX + 16], resolv[PATH_MAX + 32];
-	size_t i, n = 0, need, nnames = 0;
+	size_t i, nnames = 0;
 	int st, r = EXIT_CANNOT_RUN;
 
 	memset(&c, 0, sizeof(c));
+	argvb_init(&ab);
 	if (oci_runtime(o, &c) != 0 || oci_gateway(&c) != 0 ||
 	    oci_proxy_reachable(run, &c) != 0)
 		return EXIT_CANNOT_RUN;
@@ -460,64 +470,59 @@ oci_run(const struct exec_run *run)
 	snprintf(pids, sizeof(pids), "--pids-limit=%s",
 	    o->pids != NULL ? o->pids : OCI_DEFAULT_PIDS);
 
-	need = 44 + 2 * e.n + 2 * o->nmount;
-	if (e.n > sizeof(names) / sizeof(names[0]))
-		need = OCI_ARGV_MAX + 1;
-	for (i = 0; o->argv[i] != NULL; i++)
-		need++;
-	if (need > OCI_ARGV_MAX) {
-		fprintf(stderr, "intutic exec: too many arguments for the "
+	if (e.n > sizeof(names) / sizeof(names[0])) {
+		fprintf(stderr, "intutic exec: too many variables for the "
 		    "sandbox\n");
 		r = EXIT_USAGE;
 		goto out;
 	}
-	argv[n++] = c.rt;
-	argv[n++] = (char *)"run";
-	argv[n++] = (char *)"--rm";
-	argv[n++] = (char *)"--init";
-	argv[n++] = (char *)"-i";
+	argvb_add(&ab, c.rt);
+	argvb_add(&ab, "run");
+	argvb_add(&ab, "--rm");
+	argvb_add(&ab, "--init");
+	argvb_add(&ab, "-i");
 	if (isatty(0) && isatty(1))
-		argv[n++] = (char *)"-t";
-	argv[n++] = (char *)"--name";
-	argv[n++] = name;
-	argv[n++] = (char *)"--label";
-	argv[n++] = label_run;
-	argv[n++] = (char *)"--label";
-	argv[n++] = label_ver;
-	argv[n++] = (char *)"--cap-drop=ALL";
-	argv[n++] = (char *)"--cap-add=NET_ADMIN";
-	argv[n++] = (char *)"--cap-add=SETUID";
-	argv[n++] = (char *)"--cap-add=SETGID";
-	argv[n++] = (char *)"--cap-add=SETPCAP";
+		argvb_add(&ab, "-t");
+	argvb_add(&ab, "--name");
+	argvb_add(&ab, name);
+	argvb_add(&ab, "--label");
+	argvb_add(&ab, label_run);
+	argvb_add(&ab, "--label");
+	argvb_add(&ab, label_ver);
+	argvb_add(&ab, "--cap-drop=ALL");
+	argvb_add(&ab, "--cap-add=NET_ADMIN");
+	argvb_add(&ab, "--cap-add=SETUID");
+	argvb_add(&ab, "--cap-add=SETGID");
+	argvb_add(&ab, "--cap-add=SETPCAP");
 	/* The home tmpfs is made root's: the entrypoint hands it over. */
-	argv[n++] = (char *)"--cap-add=CHOWN";
-	argv[n++] = (char *)"--security-opt=no-new-privileges";
-	argv[n++] = (char *)"--security-opt";
-	argv[n++] = seccomp;
-	argv[n++] = (char *)"--read-only";
-	argv[n++] = (char *)"--tmpfs";
-	argv[n++] = (char *)"/tmp";
-	argv[n++] = (char *)"--tmpfs";
-	argv[n++] = (char *)"/run";
-	argv[n++] = (char *)"--tmpfs";
-	argv[n++] = home;
-	argv[n++] = pids;
-	argv[n++] = memory;
-	argv[n++] = cpus;
+	argvb_add(&ab, "--cap-add=CHOWN");
+	argvb_add(&ab, "--security-opt=no-new-privileges");
+	argvb_add(&ab, "--security-opt");
+	argvb_add(&ab, seccomp);
+	argvb_add(&ab, "--read-only");
+	argvb_add(&ab, "--tmpfs");
+	argvb_add(&ab, "/tmp");
+	argvb_add(&ab, "--tmpfs");
+	argvb_add(&ab, "/run");
+	argvb_add(&ab, "--tmpfs");
+	argvb_add(&ab, home);
+	argvb_add(&ab, pids);
+	argvb_add(&ab, memory);
+	argvb_add(&ab, cpus);
 	/* No resolver: names go to the proxy (docker has no "none"). */
-	argv[n++] = strcmp(c.name, "podman") == 0 ? (char *)"--dns=none" :
-	    (char *)"--dns=127.0.0.1";
+	argvb_add(&ab, strcmp(c.name, "podman") == 0 ? "--dns=none" :
+	    "--dns=127.0.0.1");
 	/* ... and not the image's resolv.conf either (podman keeps it). */
-	argv[n++] = (char *)"-v";
-	argv[n++] = resolv;
-	argv[n++] = (char *)"--pull=never";
+	argvb_add(&ab, "-v");
+	argvb_add(&ab, resolv);
+	argvb_add(&ab, "--pull=never");
 	/* The image's own entrypoint or none: intutic's, or no run at all. */
-	argv[n++] = (char *)"--entrypoint=" OCI_ENTRYPOINT;
-	argv[n++] = (char *)"--add-host";
-	argv[n++] = host;
+	argvb_add(&ab, "--entrypoint=" OCI_ENTRYPOINT);
+	argvb_add(&ab, "--add-host");
+	argvb_add(&ab, host);
 	for (i = 0; i < o->nmount; i++) {
-		argv[n++] = (char *)"-v";
-		argv[n++] = mounts[i];
+		argvb_add(&ab, "-v");
+		argvb_add(&ab, mounts[i]);
 	}
 	/* By name: the values are in the runtime's environment only. */
 	for (i = 0; i < e.n; i++) {
@@ -527,13 +532,16 @@ oci_run(const struct exec_run *run)
 			fprintf(stderr, "intutic exec: out of memory\n");
 			goto out;
 		}
-		argv[n++] = (char *)"-e";
-		argv[n++] = names[nnames++];
+		argvb_add(&ab, "-e");
+		argvb_add(&ab, names[nnames++]);
 	}
-	argv[n++] = c.image;
+	argvb_add(&ab, c.image);
 	for (i = 0; o->argv[i] != NULL; i++)
-		argv[n++] = o->argv[i];
-	argv[n] = NULL;
+		argvb_add(&ab, o->argv[i]);
+	if ((argv = argvb_done(&ab)) == NULL) {
+		fprintf(stderr, "intutic exec: out of memory\n");
+		goto out;
+	}
 
 	fflush(NULL);
 	st = spawn_foreground(argv, envp, 0, why, sizeof(why));
@@ -545,6 +553,7 @@ oci_run(const struct exec_run *run)
 		    "command itself exited 125\n", c.name);
 	r = st < 0 ? EXIT_CANNOT_RUN : st;
  out:
+	argvb_free(&ab);
 	for (i = 0; i < nnames; i++)
 		free(names[i]);
 	free(envp);
