@@ -2,7 +2,9 @@
  * http.h — HTTP/1.1 for the proxy: request heads, message framing and the
  * proxy's own answers.  http.c is the one file that uses llhttp, always
  * a strict build (configure tests it; http_parser_strict() says so at run
- * time) with no lenient flag ever set, plus the checks strict llhttp lacks.
+ * time) with no lenient flag ever set, plus the checks strict llhttp lacks;
+ * http-text.c what needs no parser (heads forwarded, targets split, the
+ * proxy's answers).
  */
 #ifndef INTUTIC_HTTP_H
 #define INTUTIC_HTTP_H
@@ -99,6 +101,9 @@ void	 http_forward_head(const struct http_head *h, const char *path,
 int	 http_looks_like_request(const char *buf, size_t len);
 
 /* The first header called `name` (case-insensitive), or NULL. */
+/* Whether header hd is called name (case-insensitive). */
+int	 http_header_is(const struct http_header *hd, const char *name);
+
 const struct http_header *http_header_find(const struct http_head *h,
 		    const char *name);
 
