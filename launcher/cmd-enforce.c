@@ -21,6 +21,7 @@
 #include "enforce-record.h"
 #include "hostfw.h"
 #include "intutic.h"
+#include "log.h"
 #include "proc.h"
 #include "state.h"
 
@@ -108,8 +109,8 @@ enforce_user(const char *s, uid_t *uid)
 	v = strtoul(s, &end, 10);
 	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 ||
 	    v >= (unsigned long)UINT32_MAX) {
-		fprintf(stderr, "intutic: enforce: --proxy-user: no user "
-		    "'%s'\n", s);
+		error("enforce: --proxy-user: no user "
+		    "'%s'", s);
 		return -1;
 	}
 	*uid = (uid_t)v;
@@ -143,9 +144,9 @@ enforce_cut(const struct hostfw_config *cfg)
 
 	if (conntrack_cut(cfg, 0, &res, why, sizeof(why)) != 0) {
 		if (errno != EPROTONOSUPPORT && errno != ENOENT)
-			fprintf(stderr, "intutic: enforce: warning: %s: flows "
+			error("enforce: warning: %s: flows "
 			    "opened before may stay tracked (the table drops "
-			    "what they send)\n", why);
+			    "what they send)", why);
 		return;
 	}
 	printf("intutic: enforce on: %zu of %zu tracked flows cut (the table "
@@ -169,39 +170,39 @@ enforce_on(struct hostfw_config *cfg, const char *user, const char *dir,
 		return EXIT_CANNOT_RUN;
 	if ((r = enforce_proxy_config(dir, cfg, user == NULL, err,
 	    sizeof(err))) == -1) {
-		fprintf(stderr, "intutic: enforce: %s\n", err);
+		error("enforce: %s", err);
 		return EXIT_CANNOT_RUN;
 	}
 	if (r == 0 && user == NULL) {
-		fprintf(stderr, "intutic: enforce: the proxy does not run "
+		error("enforce: the proxy does not run "
 		    "(no live proxy in '%s') and no --proxy-user was given: "
-		    "nothing installed (it would shut everyone out)\n", dir);
+		    "nothing installed (it would shut everyone out)", dir);
 		return EXIT_CANNOT_RUN;
 	}
 	if (cfg->uid == 0) {
-		fprintf(stderr, "intutic: enforce: the proxy's user is root: "
+		error("enforce: the proxy's user is root: "
 		    "refused, since every socket root owns would pass; run "
-		    "the proxy as a user of its own (--proxy-user)\n");
+		    "the proxy as a user of its own (--proxy-user)");
 		return EXIT_CANNOT_RUN;
 	}
 	if (dry_run) {
 		if (hostfw_print(cfg, stdout, why, sizeof(why)) != 0) {
-			fprintf(stderr, "intutic: enforce: %s\n", why);
+			error("enforce: %s", why);
 			return EXIT_CANNOT_RUN;
 		}
 		return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 	}
 	if (hostfw_install(cfg, why, sizeof(why)) != 0) {
-		fprintf(stderr, "intutic: enforce: %s\n", why);
+		error("enforce: %s", why);
 		return EXIT_CANNOT_RUN;
 	}
 	printf("intutic: enforce on: table %s %s installed; only %s may "
 	    "open connections beyond it\n", HOSTFW_FAMILY_NAME, HOSTFW_TABLE,
 	    enforce_user_name(cfg->uid, who, sizeof(who)));
 	if (enforce_record_write(cfg, why, sizeof(why)) != 0)
-		fprintf(stderr, "intutic: enforce: warning: %s: the table is "
+		error("enforce: warning: %s: the table is "
 		    "on, but users who cannot ask nftables (intutic exec, "
-		    "doctor) will not know it\n", why);
+		    "doctor) will not know it", why);
 	enforce_cut(cfg);
 	return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
@@ -214,7 +215,7 @@ enforce_off(void)
 
 	r = hostfw_remove(why, sizeof(why));
 	if (r != -1 && enforce_record_remove(why, sizeof(why)) != 0)
-		fprintf(stderr, "intutic: enforce: warning: %s\n", why);
+		error("enforce: warning: %s", why);
 	switch (r) {
 	case 1:
 		printf("intutic: enforce off: table %s %s removed\n",
@@ -225,7 +226,7 @@ enforce_off(void)
 		    HOSTFW_FAMILY_NAME, HOSTFW_TABLE);
 		return 0;
 	default:
-		fprintf(stderr, "intutic: enforce: %s\n", why);
+		error("enforce: %s", why);
 		return EXIT_CANNOT_RUN;
 	}
 }
@@ -243,13 +244,13 @@ enforce_status(void)
 	case 1:
 		break;
 	default:
-		fprintf(stderr, "intutic: enforce: %s\n", why);
+		error("enforce: %s", why);
 		return EXIT_CANNOT_RUN;
 	}
 	printf("enforce: on (table %s %s)\n", HOSTFW_FAMILY_NAME,
 	    HOSTFW_TABLE);
 	if (hostfw_show(stdout, why, sizeof(why)) != 0) {
-		fprintf(stderr, "intutic: enforce: %s\n", why);
+		error("enforce: %s", why);
 		return EXIT_CANNOT_RUN;
 	}
 	return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
@@ -273,7 +274,7 @@ cmd_enforce_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_enforce_entry, "enforce: unknown "
 		    "argument '%s' (on, off or status)", what);
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
-		fprintf(stderr, "intutic: enforce: out of memory\n");
+		error("enforce: out of memory");
 		return EXIT_CANNOT_RUN;
 	}
 	r = 0;

@@ -29,6 +29,7 @@
 #include "hostfw.h"
 #include "intutic.h"
 #include "locate.h"
+#include "log.h"
 #include "project.h"
 #include "rules.h"
 #include "settings.h"
@@ -256,8 +257,8 @@ exec_env(const struct exec_run *run, struct envv *e, const char *host,
 		if (v != NULL && *v != '\0' && strstr(env_ours[i], "PROXY") !=
 		    NULL && strcasecmp(env_ours[i], "no_proxy") != 0 &&
 		    strstr(v, run->loc->url + 7) == NULL)
-			fprintf(stderr, "intutic exec: %s pointed to another "
-			    "proxy; the command gets intutic's instead\n",
+			error("%s pointed to another "
+			    "proxy; the command gets intutic's instead",
 			    env_ours[i]);
 	}
 	snprintf(url, sizeof(url), "http://%s:%s@%s:%u", run->id, run->token,
@@ -301,8 +302,8 @@ exec_env(const struct exec_run *run, struct envv *e, const char *host,
 	}
 	for (i = 0; i < o->nenv; i++) {
 		if (getenv(o->env[i]) == NULL)
-			fprintf(stderr, "intutic exec: -e %s: not set, not "
-			    "passed\n", o->env[i]);
+			error("-e %s: not set, not "
+			    "passed", o->env[i]);
 		else if (envv_pass(e, o->env[i]) != 0)
 			goto out;
 	}
@@ -327,14 +328,14 @@ host_run(const struct exec_run *run)
 
 	if (exec_env(run, &e, run->loc->host, run->loc->port, 1) != 0) {
 		envv_free(&e);
-		fprintf(stderr, "intutic exec: out of memory\n");
+		error("out of memory");
 		return EXIT_CANNOT_RUN;
 	}
 	fflush(NULL);
 	execvpe(cmd, run->o->argv, e.v);
 	saved = errno;
 	envv_free(&e);
-	fprintf(stderr, "intutic exec: %s: %s\n", cmd, strerror(saved));
+	error("%s: %s", cmd, strerror(saved));
 	return saved == ENOENT || saved == ENOTDIR ? EXEC_NOT_FOUND :
 	    EXEC_NOT_EXECUTABLE;
 }
@@ -671,7 +672,7 @@ exec_firewall(void)
 	case ENFORCE_RECORD_MISSING:
 		return 0;
 	default:
-		fprintf(stderr, "intutic exec: %s\n", why);
+		error("%s", why);
 		return -1;
 	}
 }
@@ -688,38 +689,38 @@ exec_policy(const struct exec_opts *o)
 	int fw;
 
 	if (settings_resolve(&s, err, sizeof(err)) != 0) {
-		fprintf(stderr, "intutic exec: %s\n", err);
+		error("%s", err);
 		return EXIT_USAGE;
 	}
 	if (s.note[0] != '\0')
-		fprintf(stderr, "intutic exec: %s\n", s.note);
+		error("%s", s.note);
 	if (o->sandbox == NULL && s.level == SETTINGS_REQUIRE) {
-		fprintf(stderr, "intutic exec: this workspace requires a "
+		error("this workspace requires a "
 		    "sandbox (enforcement level require, from %s); run it "
-		    "again as: intutic exec --sandbox -- %s ...\n", s.source,
+		    "again as: intutic exec --sandbox -- %s ...", s.source,
 		    o->argv[0]);
 		return EXIT_CANNOT_RUN;
 	}
 	if (o->sandbox == NULL && s.level == SETTINGS_RECOMMEND)
-		fprintf(stderr, "intutic exec: warning: this workspace "
+		warn_msg("this workspace "
 		    "recommends a sandbox (from %s): intutic exec --sandbox "
-		    "keeps the command from going around the proxy\n",
+		    "keeps the command from going around the proxy",
 		    s.source);
 	if (o->sandbox != NULL)
 		return 0;
 	if ((fw = exec_firewall()) == 1)
 		return 0;
 	if (o->profile == PROFILE_PROD) {
-		fprintf(stderr, "intutic exec: profile prod: on the host only "
+		error("profile prod: on the host only "
 		    "the proxy variables lead the command to the proxy, and the "
 		    "host firewall of `intutic enforce` is %s; run `intutic "
-		    "enforce on`, or use --sandbox\n", fw == 0 ? "not active" :
+		    "enforce on`, or use --sandbox", fw == 0 ? "not active" :
 		    "not known to be active");
 		return EXIT_CANNOT_RUN;
 	}
-	fprintf(stderr, "intutic exec: warning: the host firewall (intutic "
+	warn_msg("the host firewall (intutic "
 	    "enforce) is %s: nothing but the proxy variables keeps the "
-	    "command from going around the proxy\n", fw == 0 ? "not active" :
+	    "command from going around the proxy", fw == 0 ? "not active" :
 	    "not known to be active");
 	return 0;
 }
@@ -743,17 +744,17 @@ cmd_exec_exec(int argc, char **argv)
 			if (strcmp(exec_backends[i].name, o.sandbox) == 0)
 				b = &exec_backends[i];
 	if (b->run == NULL) {
-		fprintf(stderr, "intutic exec: the %s sandbox is not available "
-		    "in this version of intutic; nothing was run\n", b->name);
+		error("the %s sandbox is not available "
+		    "in this version of intutic; nothing was run", b->name);
 		return EXIT_CANNOT_RUN;
 	}
 	if (proxy_locate(o.proxy, o.state_dir, &loc, err, sizeof(err)) != 0) {
-		fprintf(stderr, "intutic exec: %s\n", err);
+		error("%s", err);
 		return EXIT_USAGE;
 	}
 	if (proxy_healthy(&loc, err, sizeof(err)) != 0) {
-		fprintf(stderr, "intutic exec: the intutic proxy is not running "
-		    "at %s (%s); start it with `intutic start`\n", loc.url,
+		error("the intutic proxy is not running "
+		    "at %s (%s); start it with `intutic start`", loc.url,
 		    err);
 		return EXIT_CANNOT_RUN;
 	}
@@ -762,7 +763,7 @@ cmd_exec_exec(int argc, char **argv)
 	run.o = &o;
 	run.loc = &loc;
 	if ((rules = exec_rules(&loc, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "intutic exec: the operator's rules: %s\n", err);
+		error("the operator's rules: %s", err);
 		return EXIT_CANNOT_RUN;
 	}
 	run.rules = rules;
@@ -771,7 +772,7 @@ cmd_exec_exec(int argc, char **argv)
 	memcpy(run.id, "run-", 4);
 	if (hex_random(run.id + 4, EXEC_RUN_BYTES) != 0 ||
 	    hex_random(run.token, EXEC_TOKEN_BYTES) != 0) {
-		fprintf(stderr, "intutic exec: no random bytes: %s\n",
+		error("no random bytes: %s",
 		    strerror(errno));
 		r = EXIT_CANNOT_RUN;
 		goto out;
@@ -783,14 +784,14 @@ cmd_exec_exec(int argc, char **argv)
 	}
 	if ((r = project_find(run.project, sizeof(run.project), err,
 	    sizeof(err))) < 0) {
-		fprintf(stderr, "intutic exec: %s\n", err);
+		error("%s", err);
 		r = EXIT_USAGE;
 		goto out;
 	}
 	if (r == 1 && project_check(run.project, rules, err,
 	    sizeof(err)) != 0) {
-		fprintf(stderr, "intutic exec: %s: refused (a project file may "
-		    "only tighten the operator's rules): %s\n", run.project,
+		error("%s: refused (a project file may "
+		    "only tighten the operator's rules): %s", run.project,
 		    err);
 		r = EXIT_USAGE;
 		goto out;
@@ -799,8 +800,8 @@ cmd_exec_exec(int argc, char **argv)
 		goto out;
 
 	if (exec_register(&run, err, sizeof(err)) != 0) {
-		fprintf(stderr, "intutic exec: the proxy at %s did not take "
-		    "the run: %s\n", loc.url, err);
+		error("the proxy at %s did not take "
+		    "the run: %s", loc.url, err);
 		r = EXIT_CANNOT_RUN;
 		goto out;
 	}

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "rules.h"
 #include "intutic.h"
 #include "paths.h"
@@ -256,8 +257,8 @@ start_already_running(const char *dir)
 	proc_close(&p);
 	if (kind != PROC_PROXY)
 		return 0;
-	fprintf(stderr, "intutic: a proxy already runs on %s (pid %ld, state "
-	    "file '%s'): stop it first with 'intutic stop'\n",
+	error("a proxy already runs on %s (pid %ld, state "
+	    "file '%s'): stop it first with 'intutic stop'",
 	    state_listen_text(&st, where, sizeof(where)), (long)st.pid,
 	    st.path);
 	return 1;
@@ -308,20 +309,20 @@ static int
 start_child_status(int status, const char *log)
 {
 	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "intutic: the proxy was killed by signal %d "
-		    "before it listened%s%s%s\n", WTERMSIG(status),
+		error("the proxy was killed by signal %d "
+		    "before it listened%s%s%s", WTERMSIG(status),
 		    log != NULL ? " (its log: '" : "", log != NULL ? log : "",
 		    log != NULL ? "')" : "");
 		return 128 + WTERMSIG(status);
 	}
 	if (WEXITSTATUS(status) == 0) {
-		fprintf(stderr, "intutic: the proxy exited before it "
-		    "listened\n");
+		error("the proxy exited before it "
+		    "listened");
 		return EXIT_CANNOT_RUN;
 	}
 	if (log != NULL)
-		fprintf(stderr, "intutic: the proxy exited with status %d "
-		    "before it listened (its log: '%s')\n",
+		error("the proxy exited with status %d "
+		    "before it listened (its log: '%s')",
 		    WEXITSTATUS(status), log);
 	return WEXITSTATUS(status);
 }
@@ -334,12 +335,12 @@ start_child(const char *proxy, char **argv, int devnull, int logfd)
 	    dup2(devnull, STDIN_FILENO) == -1 ||
 	    dup2(devnull, STDOUT_FILENO) == -1 ||
 	    (logfd != -1 && dup2(logfd, STDERR_FILENO) == -1)) {
-		fprintf(stderr, "intutic: cannot detach the proxy: %s\n",
+		error("cannot detach the proxy: %s",
 		    strerror(errno));
 		_exit(EXIT_CANNOT_RUN);
 	}
 	execv(proxy, argv);
-	fprintf(stderr, "intutic: cannot run '%s': %s\n", proxy,
+	error("cannot run '%s': %s", proxy,
 	    strerror(errno));
 	_exit(EXIT_CANNOT_RUN);
 }
@@ -352,7 +353,7 @@ start_write_pidfile(int fd, const char *path, pid_t pid)
 
 	errno = 0;
 	if (write(fd, buf, (size_t)n) != n || fsync(fd) == -1) {
-		fprintf(stderr, "intutic: cannot write pid file '%s': %s\n",
+		error("cannot write pid file '%s': %s",
 		    path, errno != 0 ? strerror(errno) : "short write");
 		return -1;
 	}
@@ -376,26 +377,26 @@ start_detached(const char *proxy, const struct start_args *args,
 	int devnull, logfd = -1, pidfd = -1, status, r = EXIT_CANNOT_RUN;
 
 	if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
-		fprintf(stderr, "intutic: cannot open '/dev/null': %s\n",
+		error("cannot open '/dev/null': %s",
 		    strerror(errno));
 		return EXIT_CANNOT_RUN;
 	}
 	if (args->log != NULL && (logfd = open(args->log, O_WRONLY |
 	    O_APPEND | O_CREAT | O_CLOEXEC, 0640)) == -1) {
-		fprintf(stderr, "intutic: cannot open log file '%s': %s\n",
+		error("cannot open log file '%s': %s",
 		    args->log, strerror(errno));
 		goto out;
 	}
 	if (args->pidfile != NULL && (pidfd = open(args->pidfile, O_WRONLY |
 	    O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1) {
-		fprintf(stderr, "intutic: cannot write pid file '%s': %s\n",
+		error("cannot write pid file '%s': %s",
 		    args->pidfile, strerror(errno));
 		goto out;
 	}
 	fflush(stdout);
 	fflush(stderr);
 	if ((pid = fork()) == -1) {
-		fprintf(stderr, "intutic: cannot fork: %s\n", strerror(errno));
+		error("cannot fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0)
@@ -413,8 +414,8 @@ start_detached(const char *proxy, const struct start_args *args,
 			break;
 		if (start_now_ms() >= end) {
 			paths_state_file(dir, file, sizeof(file));
-			fprintf(stderr, "intutic: the proxy (pid %ld) did not "
-			    "write '%s' within %d s: stopped it\n", (long)pid,
+			error("the proxy (pid %ld) did not "
+			    "write '%s' within %d s: stopped it", (long)pid,
 			    file, START_READY_MS / 1000);
 			start_stop_child(pid);
 			goto out;
@@ -474,9 +475,9 @@ cmd_start_exec(int argc, char **argv)
 	if (start_already_running(dir))
 		goto out;
 	if (find_proxy(proxy, sizeof(proxy)) != 0) {
-		fprintf(stderr, "intutic: the proxy is not built yet: no "
+		error("the proxy is not built yet: no "
 		    "intutic-proxy in %s, beside intutic, or in ../proxy of a "
-		    "build tree\n", INTUTIC_LIBEXECDIR);
+		    "build tree", INTUTIC_LIBEXECDIR);
 		goto out;
 	}
 	args.proxy_argv[0] = "intutic-proxy";
@@ -487,7 +488,7 @@ cmd_start_exec(int argc, char **argv)
 		goto out;
 	}
 	execv(proxy, args.proxy_argv);
-	fprintf(stderr, "intutic: cannot run '%s': %s\n", proxy,
+	error("cannot run '%s': %s", proxy,
 	    strerror(errno));
  out:
 	free(args.proxy_argv);

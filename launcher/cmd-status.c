@@ -13,6 +13,7 @@
 
 #include "fetch.h"
 #include "intutic.h"
+#include "log.h"
 #include "proc.h"
 #include "state.h"
 #include "wire.h"
@@ -192,7 +193,7 @@ cmd_status_exec(int argc, char **argv)
 		printf("intutic: not running (no state file '%s')\n", st.path);
 		return EXIT_NOT_RUNNING;
 	default:
-		fprintf(stderr, "intutic: %s\n", err);
+		error("%s", err);
 		return EXIT_FAILURE;
 	}
 	kind = PROC_GONE;
@@ -216,8 +217,8 @@ cmd_status_exec(int argc, char **argv)
 	if (fetch_get(url, &page, &len, ferr, sizeof(ferr)) != 0) {
 		status_print(&st, "running, not answering", NULL);
 		fflush(stdout);
-		fprintf(stderr, "intutic: the proxy (pid %ld) does not answer "
-		    "at %s: %s\n", (long)st.pid, url, ferr);
+		error("the proxy (pid %ld) does not answer "
+		    "at %s: %s", (long)st.pid, url, ferr);
 		return EXIT_FAILURE;
 	}
 	status_parse(page, &m);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "intutic.h"
+#include "log.h"
 #include "proc.h"
 #include "state.h"
 
@@ -72,12 +73,12 @@ stop_stale(const struct proxy_state *st, enum proc_kind kind,
 		snprintf(why, sizeof(why), "pid %ld is '%s', not "
 		    "intutic-proxy: not signalled", (long)st->pid, what);
 	if (state_remove_stale(st) != 0)
-		fprintf(stderr, "intutic: not running, and cannot remove the "
-		    "stale state file '%s' (%s): %s\n", st->path, why,
+		error("not running, and cannot remove the "
+		    "stale state file '%s' (%s): %s", st->path, why,
 		    strerror(errno));
 	else
-		fprintf(stderr, "intutic: not running: removed the stale "
-		    "state file '%s' (%s)\n", st->path, why);
+		error("not running: removed the stale "
+		    "state file '%s' (%s)", st->path, why);
 	return EXIT_NOT_RUNNING;
 }
 
@@ -113,11 +114,11 @@ cmd_stop_exec(int argc, char **argv)
 	case STATE_OK:
 		break;
 	case STATE_MISSING:
-		fprintf(stderr, "intutic: not running (no state file '%s')\n",
+		error("not running (no state file '%s')",
 		    st.path);
 		return EXIT_NOT_RUNNING;
 	default:
-		fprintf(stderr, "intutic: %s\n", err);
+		error("%s", err);
 		return EXIT_FAILURE;
 	}
 
@@ -132,21 +133,21 @@ cmd_stop_exec(int argc, char **argv)
 		proc_close(&p);
 		if (r == ESRCH)
 			return stop_stale(&st, PROC_GONE, NULL);
-		fprintf(stderr, "intutic: cannot stop the proxy (pid %ld): "
-		    "%s\n", (long)st.pid, strerror(r));
+		error("cannot stop the proxy (pid %ld): "
+		    "%s", (long)st.pid, strerror(r));
 		return EXIT_FAILURE;
 	}
 	r = proc_wait_exit(&p, timeout * 1000);
 	proc_close(&p);
 	if (r != 0) {
-		fprintf(stderr, "intutic: the proxy (pid %ld) still runs %d s "
-		    "after SIGTERM\n", (long)st.pid, timeout);
+		error("the proxy (pid %ld) still runs %d s "
+		    "after SIGTERM", (long)st.pid, timeout);
 		return EXIT_FAILURE;
 	}
 	/* It removes its state file on the way out, unless it was killed. */
 	if (state_remove_stale(&st) != 0)
-		fprintf(stderr, "intutic: warning: cannot remove the state "
-		    "file '%s': %s\n", st.path, strerror(errno));
+		warn_msg("cannot remove the state "
+		    "file '%s': %s", st.path, strerror(errno));
 	printf("intutic: proxy stopped (pid %ld)\n", (long)st.pid);
 	return 0;
 }

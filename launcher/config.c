@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "intutic.h"
+#include "log.h"
 #include "paths.h"
 
 int
@@ -18,17 +19,17 @@ config_state_dir(const char *dir, char *buf, size_t len)
 	if (dir == NULL) {
 		if (paths_state_dir(buf, len) == 0)
 			return 0;
-		fprintf(stderr, "intutic: the default state directory is too "
-		    "long: set XDG_STATE_HOME or use --state-dir\n");
+		error("the default state directory is too "
+		    "long: set XDG_STATE_HOME or use --state-dir");
 		return -1;
 	}
 	if (*dir == '\0') {
-		fprintf(stderr, "intutic: --state-dir: empty directory name\n");
+		error("--state-dir: empty directory name");
 		return -1;
 	}
 	n = snprintf(buf, len, "%s", dir);
 	if (n < 0 || (size_t)n >= len) {
-		fprintf(stderr, "intutic: --state-dir: '%s' is too long\n",
+		error("--state-dir: '%s' is too long",
 		    dir);
 		return -1;
 	}

@@ -210,12 +210,12 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0)
 		return cmd_version_exec(1, argv + 1);
 	if (argv[1][0] == '-') {
-		fprintf(stderr, "intutic: unknown option '%s'\n", argv[1]);
+		error("unknown option '%s'", argv[1]);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	if ((cmd = cmd_find(argv[1])) == NULL) {
-		fprintf(stderr, "intutic: unknown command '%s'\n", argv[1]);
+		error("unknown command '%s'", argv[1]);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -227,5 +227,8 @@ main(int argc, char **argv)
 			return 0;
 		}
 	}
+	/* exec's messages name it: "intutic exec: ..." */
+	if (cmd == &cmd_exec_entry)
+		log_init("intutic exec", LOG_LEVEL_INFO);
 	return cmd->exec(argc - 1, argv + 1);
 }

@@ -40,6 +40,7 @@
 #include "jsonw.h"
 #include "hostfw.h"
 #include "intutic.h"
+#include "log.h"
 #include "proc.h"
 #include "spawn.h"
 #include "microvm.h"
@@ -89,7 +90,7 @@ vm_prepare(const struct exec_run *run, struct vm *vm)
 	vm_mac(vm);
 	if ((size_t)snprintf(vm->dir, sizeof(vm->dir), "%s/%s", vm->base,
 	    run->id) >= sizeof(vm->dir) - 64) {
-		fprintf(stderr, "intutic exec: INTUTIC_VM_RUNDIR is too long\n");
+		error("INTUTIC_VM_RUNDIR is too long");
 		return -1;
 	}
 	if (vm->dry)
@@ -104,8 +105,8 @@ vm_prepare(const struct exec_run *run, struct vm *vm)
 	}
 	if ((mkdir(p, 0700) != 0 && errno != EEXIST) ||
 	    mkdir(vm->dir, 0700) != 0) {
-		fprintf(stderr, "intutic exec: cannot make the run directory "
-		    "%s: %s; nothing was run\n", vm->dir, strerror(errno));
+		error("cannot make the run directory "
+		    "%s: %s; nothing was run", vm->dir, strerror(errno));
 		return -1;
 	}
 	vm->made_dir = 1;
@@ -123,7 +124,7 @@ vm_prepare(const struct exec_run *run, struct vm *vm)
 		goto fail;
 	return 0;
  fail:
-	fprintf(stderr, "intutic exec: cannot write %s: %s\n", p,
+	error("cannot write %s: %s", p,
 	    strerror(errno));
 	return -1;
 }
@@ -139,7 +140,7 @@ vm_network(struct vm *vm, unsigned int port)
 		vm_path(vm->base, ".lock", lock);
 		if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 ||
 		    flock(fd, LOCK_EX) != 0) {
-			fprintf(stderr, "intutic exec: cannot lock %s: %s\n",
+			error("cannot lock %s: %s",
 			    lock, strerror(errno));
 			goto out;
 		}
@@ -158,15 +159,15 @@ vm_network(struct vm *vm, unsigned int port)
 		goto out;
 	}
 	if (vm_tap_create(vm->fw.tap, vm->host, why, sizeof(why)) != 0) {
-		fprintf(stderr, "intutic exec: %s; nothing was run\n", why);
+		error("%s; nothing was run", why);
 		/* it may exist half-made */
 		vm->made_tap = 1;
 		goto out;
 	}
 	vm->made_tap = 1;
 	if (hostfw_vm_install(&vm->fw, why, sizeof(why)) != 0) {
-		fprintf(stderr, "intutic exec: the microVM's firewall table "
-		    "%s: %s; nothing was run\n", vm->fw.table, why);
+		error("the microVM's firewall table "
+		    "%s: %s; nothing was run", vm->fw.table, why);
 		goto out;
 	}
 	vm->made_fw = 1;
@@ -187,7 +188,7 @@ vm_config_disk(struct vm *vm)
 
 	vm_path(vm->dir, "config", cfg);
 	if (mkdir(cfg, 0700) != 0) {
-		fprintf(stderr, "intutic exec: %s: %s\n", cfg, strerror(errno));
+		error("%s: %s", cfg, strerror(errno));
 		return -1;
 	}
 	vm_path(cfg, "ssh_host_ed25519_key", p);
@@ -201,7 +202,7 @@ vm_config_disk(struct vm *vm)
 	}
 	snprintf(img, sizeof(img), "%s.pub", p);
 	if (vm_read_file(img, pub, sizeof(pub)) != 0) {
-		fprintf(stderr, "intutic exec: %s: %s\n", img, strerror(errno));
+		error("%s: %s", img, strerror(errno));
 		return -1;
 	}
 	unlink(img);
@@ -226,7 +227,7 @@ vm_config_disk(struct vm *vm)
 	vm_rmtree(cfg);
 	return r;
  werr:
-	fprintf(stderr, "intutic exec: cannot write %s: %s\n", p,
+	error("cannot write %s: %s", p,
 	    strerror(errno));
 	return -1;
 }
@@ -256,8 +257,8 @@ vm_copy_rootfs(struct vm *vm)
 		goto fail;
 	return 0;
  fail:
-	fprintf(stderr, "intutic exec: cannot copy the root image %s: %s; "
-	    "nothing was run\n", vm->rootfs, strerror(errno));
+	error("cannot copy the root image %s: %s; "
+	    "nothing was run", vm->rootfs, strerror(errno));
 	return -1;
 }
 
@@ -403,13 +404,13 @@ vm_boot(struct vm *vm)
 		vm_path(vm->dir, "vm.json", p);
 		vm_path(vm->dir, "config.ext4", log);
 		if ((f = fopen(p, "w")) == NULL) {
-			fprintf(stderr, "intutic exec: %s: %s\n", p,
+			error("%s: %s", p,
 			    strerror(errno));
 			return -1;
 		}
 		vm_fc_config(vm, log, f);
 		if (fclose(f) != 0) {
-			fprintf(stderr, "intutic exec: %s: %s\n", p,
+			error("%s: %s", p,
 			    strerror(errno));
 			return -1;
 		}
@@ -418,7 +419,7 @@ vm_boot(struct vm *vm)
 	vm_argv(vm, &ab);
 	if ((argv = argvb_done(&ab)) == NULL) {
 		argvb_free(&ab);
-		fprintf(stderr, "intutic exec: out of memory\n");
+		error("out of memory");
 		return -1;
 	}
 	/* qemu's snapshot overlay goes into the run directory */
@@ -433,15 +434,15 @@ vm_boot(struct vm *vm)
 	    (rc = posix_spawn_file_actions_addopen(&fa, 1, log,
 	    O_WRONLY | O_CREAT | O_TRUNC, 0600)) != 0 ||
 	    (rc = posix_spawn_file_actions_adddup2(&fa, 1, 2)) != 0) {
-		fprintf(stderr, "intutic exec: %s\n", strerror(rc));
+		error("%s", strerror(rc));
 		argvb_free(&ab);
 		return -1;
 	}
 	rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
-		fprintf(stderr, "intutic exec: cannot run %s: %s; nothing was "
-		    "run\n", argv[0], strerror(rc));
+		error("cannot run %s: %s; nothing was "
+		    "run", argv[0], strerror(rc));
 		argvb_free(&ab);
 		return -1;
 	}
@@ -470,8 +471,7 @@ vm_console_tail(const struct vm *vm)
 	    end - (off_t)sizeof(buf) + 1 : 0, SEEK_SET);
 	if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
 		buf[n] = '\0';
-		fprintf(stderr, "intutic exec: the guest's console ended "
-		    "with:\n%s\n", buf);
+		error("the guest's console ended with:\n%s", buf);
 	}
 	close(fd);
 }
@@ -521,8 +521,8 @@ vm_wait_ready(struct vm *vm)
 			return -1;
 		if (waitpid(vm->pid, &st, WNOHANG) == vm->pid) {
 			vm->pid = -1;
-			fprintf(stderr, "intutic exec: the microVM stopped while "
-			    "it booted (%s %d)\n", WIFEXITED(st) ? "exit" :
+			error("the microVM stopped while "
+			    "it booted (%s %d)", WIFEXITED(st) ? "exit" :
 			    "signal", WIFEXITED(st) ? WEXITSTATUS(st) :
 			    WTERMSIG(st));
 			vm_console_tail(vm);
@@ -532,8 +532,8 @@ vm_wait_ready(struct vm *vm)
 			return 0;
 		nanosleep(&nap, NULL);
 	}
-	fprintf(stderr, "intutic exec: the guest's sshd did not answer within "
-	    "%d s of the boot\n", VM_BOOT_MS / 1000);
+	error("the guest's sshd did not answer within "
+	    "%d s of the boot", VM_BOOT_MS / 1000);
 	vm_console_tail(vm);
 	return -1;
 }
@@ -582,7 +582,7 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 	inet_ntop(AF_INET, &vm->host, host, sizeof(host));
 	if (exec_env(run, &e, host, run->loc->port, 0) != 0 ||
 	    (cmd = malloc(VM_CMD_MAX)) == NULL) {
-		fprintf(stderr, "intutic exec: out of memory\n");
+		error("out of memory");
 		goto out;
 	}
 	memcpy(cmd, "exec", 4);
@@ -590,8 +590,8 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 	for (i = 0; o->argv[i] != NULL; i++) {
 		cmd[off++] = ' ';
 		if (vm_quote(cmd, VM_CMD_MAX, &off, o->argv[i]) != 0) {
-			fprintf(stderr, "intutic exec: the command is too long "
-			    "for the guest\n");
+			error("the command is too long "
+			    "for the guest");
 			goto out;
 		}
 	}
@@ -630,7 +630,7 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 	argvb_add(&ab, cmd);
 	if ((argv = argvb_done(&ab)) == NULL ||
 	    (envp = calloc(e.n + 8, sizeof(*envp))) == NULL) {
-		fprintf(stderr, "intutic exec: out of memory\n");
+		error("out of memory");
 		goto out;
 	}
 	/* ssh's environment: a base, and the command's (sent by name) */
@@ -645,7 +645,7 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 	envp[n] = NULL;
 	fflush(NULL);
 	if ((rc = posix_spawn(&pid, argv[0], NULL, NULL, argv, envp)) != 0) {
-		fprintf(stderr, "intutic exec: cannot run %s: %s\n", argv[0],
+		error("cannot run %s: %s", argv[0],
 		    strerror(rc));
 		goto out;
 	}
@@ -666,8 +666,8 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 			kill(pid, SIGTERM);
 			while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 				;
-			fprintf(stderr, "intutic exec: the microVM stopped under "
-			    "the command (%s %d): its status is not known\n",
+			error("the microVM stopped under "
+			    "the command (%s %d): its status is not known",
 			    WIFEXITED(vst) ? "exit" : "signal", WIFEXITED(vst) ?
 			    WEXITSTATUS(vst) : WTERMSIG(vst));
 			vm_console_tail(vm);

@@ -40,6 +40,7 @@
 #include "jsonw.h"
 #include "hostfw.h"
 #include "intutic.h"
+#include "log.h"
 #include "proc.h"
 #include "spawn.h"
 #include "microvm.h"
@@ -77,14 +78,14 @@ vm_file(const char *what, const char *v1, const char *v2, int needed,
 	if (v == NULL) {
 		if (!needed)
 			return 0;
-		fprintf(stderr, "intutic exec: --sandbox: set %s%s%s to the "
-		    "guest's %s (scripts/mkguest builds one); nothing was run\n",
+		error("--sandbox: set %s%s%s to the "
+		    "guest's %s (scripts/mkguest builds one); nothing was run",
 		    v1, v2 != NULL ? " or " : "", v2 != NULL ? v2 : "", what);
 		return -1;
 	}
 	if (access(v, R_OK) != 0) {
-		fprintf(stderr, "intutic exec: --sandbox: the guest's %s %s "
-		    "cannot be read: %s; nothing was run\n", what, v,
+		error("--sandbox: the guest's %s %s "
+		    "cannot be read: %s; nothing was run", what, v,
 		    strerror(errno));
 		return -1;
 	}
@@ -188,10 +189,10 @@ vm_subnet_free(const struct vm *vm, const char *subnet)
 			    ntohl(sa->sin_addr.s_addr),
 			    vm_mask_bits(ntohl(nm->sin_addr.s_addr)))) {
 				inet_ntop(AF_INET, &sa->sin_addr, a, sizeof(a));
-				fprintf(stderr, "intutic exec: --sandbox: the "
+				error("--sandbox: the "
 				    "microVM subnet %s overlaps %s's address %s; "
 				    "set INTUTIC_VM_SUBNET to a private range this "
-				    "host does not use; nothing was run\n", subnet,
+				    "host does not use; nothing was run", subnet,
 				    i->ifa_name, a);
 				bad = 1;
 			}
@@ -214,10 +215,10 @@ vm_subnet_free(const struct vm *vm, const char *subnet)
 			struct in_addr d = { dst };
 
 			inet_ntop(AF_INET, &d, a, sizeof(a));
-			fprintf(stderr, "intutic exec: --sandbox: the microVM "
+			error("--sandbox: the microVM "
 			    "subnet %s overlaps the route to %s/%u via %s; set "
 			    "INTUTIC_VM_SUBNET to a private range this host does "
-			    "not use; nothing was run\n", subnet, a,
+			    "not use; nothing was run", subnet, a,
 			    vm_mask_bits(ntohl(mask)), ifn);
 			bad = 1;
 		}
@@ -237,10 +238,10 @@ vm_proxy_reachable(const struct exec_run *run)
 		for (i = 0; i < loc->st.nbind; i++)
 			if (strcmp(loc->st.bind[i], "0.0.0.0") == 0)
 				return 0;
-	fprintf(stderr, "intutic exec: the proxy listens on %s only, and a "
+	error("the proxy listens on %s only, and a "
 	    "microVM reaches it on the host's end of its tap: restart it "
 	    "with INTUTIC_PROXY_BIND=0.0.0.0 (e.g. `INTUTIC_PROXY_BIND=0.0.0.0 "
-	    "intutic start`); nothing was run\n", loc->have_state &&
+	    "intutic start`); nothing was run", loc->have_state &&
 	    loc->st.nbind > 0 ? loc->st.bind[0] : loc->host);
 	return -1;
 }
@@ -254,11 +255,11 @@ vm_tool(char *const argv[], char *out, size_t outlen, const char *what)
 
 	if (spawn_run(argv, NULL, 0, VM_TOOL_MS, out, outlen, &st, why,
 	    sizeof(why)) != 0) {
-		fprintf(stderr, "intutic exec: %s: %s\n", what, why);
+		error("%s: %s", what, why);
 		return -1;
 	}
 	if (st != 0) {
-		fprintf(stderr, "intutic exec: %s: %s exited %d\n", what,
+		error("%s: %s exited %d", what,
 		    argv[0], st);
 		return -1;
 	}
@@ -275,9 +276,9 @@ vm_tools(char paths[3][PATH_MAX])
 
 	for (i = 0; i < 3; i++)
 		if (spawn_which(tools[i], paths[i], PATH_MAX) != 0) {
-			fprintf(stderr, "intutic exec: --sandbox: %s is not "
+			error("--sandbox: %s is not "
 			    "installed (openssh-client, e2fsprogs); nothing was "
-			    "run\n", tools[i]);
+			    "run", tools[i]);
 			return -1;
 		}
 	return 0;
@@ -302,12 +303,12 @@ vm_hypervisor(struct vm *vm, const char *var, const char *name,
 	if (b == NULL && spawn_which(name, vm->bin, sizeof(vm->bin)) == 0)
 		return 0;
 	if (b != NULL)
-		fprintf(stderr, "intutic exec: --sandbox=%s: %s is not "
-		    "executable; install %s in PATH or set %s; nothing was run\n",
+		error("--sandbox=%s: %s is not "
+		    "executable; install %s in PATH or set %s; nothing was run",
 		    vm->name, b, package, var);
 	else
-		fprintf(stderr, "intutic exec: --sandbox=%s: no %s in PATH; "
-		    "install %s in PATH or set %s; nothing was run\n", vm->name,
+		error("--sandbox=%s: no %s in PATH; "
+		    "install %s in PATH or set %s; nothing was run", vm->name,
 		    name, package, var);
 	return -1;
 }
@@ -334,8 +335,8 @@ vm_gates(const struct exec_run *run, struct vm *vm)
 	/* no silent fallback to emulation */
 	if (!vm->fc && accel != NULL && *accel != '\0' &&
 	    strcmp(accel, "tcg") != 0 && strcmp(accel, "kvm") != 0) {
-		fprintf(stderr, "intutic exec: INTUTIC_QEMU_ACCEL='%s': "
-		    "expected kvm or tcg\n", accel);
+		error("INTUTIC_QEMU_ACCEL='%s': "
+		    "expected kvm or tcg", accel);
 		return EXIT_USAGE;
 	}
 	vm->tcg = !vm->fc && accel != NULL && strcmp(accel, "tcg") == 0;
@@ -360,9 +361,9 @@ vm_gates(const struct exec_run *run, struct vm *vm)
 		return EXIT_CANNOT_RUN;
 	/* the guest key: a configuration error, before anything else */
 	if (vm_getenv("INTUTIC_FC_GUEST_KEY", NULL) == NULL) {
-		fprintf(stderr, "intutic exec: --sandbox=%s: INTUTIC_FC_GUEST_KEY "
+		error("--sandbox=%s: INTUTIC_FC_GUEST_KEY "
 		    "is not set: it names the private key that logs in to the "
-		    "guest (scripts/mkguest makes one); nothing was set up\n",
+		    "guest (scripts/mkguest makes one); nothing was set up",
 		    vm->name);
 		return EXIT_USAGE;
 	}
@@ -384,8 +385,8 @@ vm_gates(const struct exec_run *run, struct vm *vm)
 	if (spawn_run(argv, NULL, 0, VM_TOOL_MS, vm->pubkey,
 	    sizeof(vm->pubkey), &st, why, sizeof(why)) != 0 || st != 0 ||
 	    strncmp(vm->pubkey, "ssh-", 4) != 0) {
-		fprintf(stderr, "intutic exec: INTUTIC_FC_GUEST_KEY=%s is not an "
-		    "ssh private key without a passphrase; nothing was set up\n",
+		error("INTUTIC_FC_GUEST_KEY=%s is not an "
+		    "ssh private key without a passphrase; nothing was set up",
 		    vm->key);
 		return EXIT_USAGE;
 	}
@@ -394,14 +395,14 @@ vm_gates(const struct exec_run *run, struct vm *vm)
 	/* the host: root (a tap, a table), then KVM */
 	if (!vm->dry) {
 		if (geteuid() != 0) {
-			fprintf(stderr, "intutic exec: --sandbox=%s makes a tap "
+			error("--sandbox=%s makes a tap "
 			    "device and a firewall table: run it as root; "
-			    "nothing was run\n", vm->name);
+			    "nothing was run", vm->name);
 			return EXIT_CANNOT_RUN;
 		}
 		if (!vm->tcg && vm_kvm_usable(why, sizeof(why)) != 0) {
-			fprintf(stderr, "intutic exec: --sandbox=%s needs KVM, "
-			    "and %s%s; nothing was run\n", vm->name, why,
+			error("--sandbox=%s needs KVM, "
+			    "and %s%s; nothing was run", vm->name, why,
 			    vm->fc ? "" : " (INTUTIC_QEMU_ACCEL=tcg runs qemu "
 			    "emulated, much slower, and says so)");
 			return EXIT_CANNOT_RUN;
@@ -410,8 +411,8 @@ vm_gates(const struct exec_run *run, struct vm *vm)
 
 	vm->mem_mib = VM_MEMORY_MIB;
 	if (o->memory != NULL && (vm->mem_mib = vm_mib(o->memory)) == 0) {
-		fprintf(stderr, "intutic exec: --sandbox-memory '%s': expected "
-		    "a size such as 512m or 2g (at least 128m)\n", o->memory);
+		error("--sandbox-memory '%s': expected "
+		    "a size such as 512m or 2g (at least 128m)", o->memory);
 		return EXIT_USAGE;
 	}
 	vm->cpus = VM_CPUS;
@@ -423,8 +424,8 @@ vm_gates(const struct exec_run *run, struct vm *vm)
 		c = strtoul(o->cpus, &end, 10);
 		if (errno != 0 || *end != '\0' || c < 1 || c > 32 ||
 		    (vm->fc && c > 1 && c % 2 != 0)) {
-			fprintf(stderr, "intutic exec: --sandbox-cpus '%s': a "
-			    "microVM takes a whole number of CPUs, 1 to 32%s\n",
+			error("--sandbox-cpus '%s': a "
+			    "microVM takes a whole number of CPUs, 1 to 32%s",
 			    o->cpus, vm->fc ? " (firecracker: 1 or an even "
 			    "number)" : "");
 			return EXIT_USAGE;
@@ -436,8 +437,8 @@ vm_gates(const struct exec_run *run, struct vm *vm)
 	if (subnet == NULL)
 		subnet = VM_SUBNET_DEFAULT;
 	if (vm_parse_subnet(subnet, &vm->net, &vm->prefix) != 0) {
-		fprintf(stderr, "intutic exec: INTUTIC_VM_SUBNET='%s': expected an "
-		    "IPv4 network A.B.C.D/N (N 8 to 30, host bits zero)\n",
+		error("INTUTIC_VM_SUBNET='%s': expected an "
+		    "IPv4 network A.B.C.D/N (N 8 to 30, host bits zero)",
 		    subnet);
 		return EXIT_USAGE;
 	}

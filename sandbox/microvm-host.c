@@ -39,6 +39,7 @@
 #include "jsonw.h"
 #include "hostfw.h"
 #include "intutic.h"
+#include "log.h"
 #include "proc.h"
 #include "spawn.h"
 #include "microvm.h"
@@ -334,8 +335,8 @@ vm_pick_slot(struct vm *vm)
 		vm->guest.s_addr = htonl(base + 2);
 		return 0;
 	}
-	fprintf(stderr, "intutic exec: every /30 of the microVM subnet is in "
-	    "use; nothing was run\n");
+	error("every /30 of the microVM subnet is in "
+	    "use; nothing was run");
 	return -1;
 }
 
@@ -379,13 +380,13 @@ vm_teardown(struct vm *vm)
 	vm_stop(vm);
 	if (vm->made_fw && hostfw_vm_remove(vm->fw.table, why,
 	    sizeof(why)) < 0) {
-		fprintf(stderr, "intutic exec: teardown: table %s: %s\n",
+		error("teardown: table %s: %s",
 		    vm->fw.table, why);
 		bad = 1;
 	}
 	vm->made_fw = 0;
 	if (vm->made_tap && vm_link_delete(vm->fw.tap, why, sizeof(why)) < 0) {
-		fprintf(stderr, "intutic exec: teardown: tap %s: %s\n",
+		error("teardown: tap %s: %s",
 		    vm->fw.tap, why);
 		bad = 1;
 	}

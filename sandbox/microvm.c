@@ -67,6 +67,7 @@
 #include "jsonw.h"
 #include "hostfw.h"
 #include "intutic.h"
+#include "log.h"
 #include "proc.h"
 #include "spawn.h"
 #include "microvm.h"
@@ -176,7 +177,7 @@ vm_plan(const struct exec_run *run, struct vm *vm)
 		vm_argv(vm, &ab);
 		if ((argv = argvb_done(&ab)) == NULL) {
 			argvb_free(&ab);
-			fprintf(stderr, "intutic exec: out of memory\n");
+			error("out of memory");
 			return EXIT_CANNOT_RUN;
 		}
 		printf("# the hypervisor:\n");
@@ -188,7 +189,7 @@ vm_plan(const struct exec_run *run, struct vm *vm)
 	printf("# the host's table:\n");
 	fflush(stdout);
 	if (hostfw_vm_print(&vm->fw, stdout, why, sizeof(why)) != 0) {
-		fprintf(stderr, "intutic exec: %s\n", why);
+		error("%s", why);
 		return EXIT_CANNOT_RUN;
 	}
 	return 0;
@@ -212,8 +213,8 @@ vm_run(const struct exec_run *run)
 		fputc('\n', stderr);
 	}
 	if (vm.tcg)
-		fprintf(stderr, "intutic exec: INTUTIC_QEMU_ACCEL=tcg: the "
-		    "microVM is emulated, without KVM (slow)\n");
+		error("INTUTIC_QEMU_ACCEL=tcg: the "
+		    "microVM is emulated, without KVM (slow)");
 	vm_signal = 0;
 	vm_signals(old);
 	r = EXIT_CANNOT_RUN;

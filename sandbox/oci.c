@@ -29,6 +29,7 @@
 #include "argv.h"
 #include "backend.h"
 #include "intutic.h"
+#include "log.h"
 #include "spawn.h"
 
 #define OCI_INFO_MS		10000	/* `RUNTIME info` */
@@ -92,12 +93,12 @@ oci_runtime(const struct exec_opts *o, struct oci *c)
 			return 0;
 	}
 	if (o->runtime != NULL)
-		fprintf(stderr, "intutic exec: %s isn't running (or is not "
-		    "installed): start it, then re-run; nothing was run\n",
+		error("%s isn't running (or is not "
+		    "installed): start it, then re-run; nothing was run",
 		    o->runtime);
 	else
-		fprintf(stderr, "intutic exec: Docker isn't running: start it "
-		    "(or install podman), then re-run; nothing was run\n");
+		error("Docker isn't running: start it "
+		    "(or install podman), then re-run; nothing was run");
 	return -1;
 }
 
@@ -117,17 +118,17 @@ oci_gateway(struct oci *c)
 		    "inspect", "bridge", "--format",
 		    "{{range .IPAM.Config}}{{.Gateway}} {{end}}");
 	if (st != 0) {
-		fprintf(stderr, "intutic exec: cannot tell the address of %s's "
+		error("cannot tell the address of %s's "
 		    "bridge network (%s network inspect failed); nothing was "
-		    "run\n", c->name, c->name);
+		    "run", c->name, c->name);
 		return -1;
 	}
 	if ((nl = strpbrk(out, " \n")) != NULL)
 		*nl = '\0';
 	if (out[0] == '\0' || strlen(out) >= sizeof(c->gateway) ||
 	    strchr(out, ':') != NULL) {
-		fprintf(stderr, "intutic exec: %s's bridge network has no IPv4 "
-		    "gateway; nothing was run\n", c->name);
+		error("%s's bridge network has no IPv4 "
+		    "gateway; nothing was run", c->name);
 		return -1;
 	}
 	snprintf(c->gateway, sizeof(c->gateway), "%s", out);
@@ -152,10 +153,10 @@ oci_proxy_reachable(const struct exec_run *run, const struct oci *c)
 				return 0;
 	} else if (strcmp(loc->host, c->gateway) == 0)
 		return 0;
-	fprintf(stderr, "intutic exec: the proxy listens on %s only, and a "
+	error("the proxy listens on %s only, and a "
 	    "container reaches it on %s's bridge address %s: restart it with "
 	    "INTUTIC_PROXY_BIND=127.0.0.1,%s (e.g. `INTUTIC_PROXY_BIND="
-	    "127.0.0.1,%s intutic start`); nothing was run\n",
+	    "127.0.0.1,%s intutic start`); nothing was run",
 	    loc->have_state ? loc->st.bind[0] : loc->host, c->name, c->gateway,
 	    c->gateway, c->gateway);
 	return -1;
@@ -187,15 +188,15 @@ oci_sandbox_file(const char *file, char *path, size_t len)
 			break;	/* asked for: no other */
 	}
 	if (cand[0] != NULL)
-		fprintf(stderr, "intutic exec: no %s in INTUTIC_SANDBOX_DIR "
+		error("no %s in INTUTIC_SANDBOX_DIR "
 		    "'%s': point it at a directory that holds the sandbox's "
-		    "files (as %s does), or unset it; nothing was run\n", file, cand[0],
+		    "files (as %s does), or unset it; nothing was run", file, cand[0],
 		    cand[1]);
 	else
-		fprintf(stderr, "intutic exec: no sandbox/%s (looked in %s and "
+		error("no sandbox/%s (looked in %s and "
 		    "%s): reinstall intutic (`make install` puts it in the "
 		    "first) or set INTUTIC_SANDBOX_DIR to a directory that holds "
-		    "it; nothing was run\n", file, cand[1], cand[2]);
+		    "it; nothing was run", file, cand[1], cand[2]);
 	return -1;
 }
 
@@ -214,8 +215,8 @@ oci_build(const struct oci *c, const char *image, const char *file,
 	snprintf(dir, sizeof(dir), "%s", df);
 	*strrchr(dir, '/') = '\0';
 	snprintf(varg, sizeof(varg), "VERSION=%s", PACKAGE_VERSION);
-	fprintf(stderr, "intutic exec: building the sandbox image %s from %s "
-	    "(once; it is reused afterwards)\n", image, df);
+	error("building the sandbox image %s from %s "
+	    "(once; it is reused afterwards)", image, df);
 	argvb_init(&ab);
 	argvb_add(&ab, c->rt);
 	argvb_add(&ab, "build");
@@ -233,16 +234,16 @@ oci_build(const struct oci *c, const char *image, const char *file,
 	argvb_add(&ab, dir);
 	if ((argv = argvb_done(&ab)) == NULL) {
 		argvb_free(&ab);
-		fprintf(stderr, "intutic exec: out of memory\n");
+		error("out of memory");
 		return -1;
 	}
 	st = spawn_foreground(argv, NULL, 1, why, sizeof(why));
 	argvb_free(&ab);
 	if (st != 0) {
 		if (st < 0)
-			fprintf(stderr, "intutic exec: %s\n", why);
-		fprintf(stderr, "intutic exec: building %s failed; nothing was "
-		    "run\n", image);
+			error("%s", why);
+		error("building %s failed; nothing was "
+		    "run", image);
 		return -1;
 	}
 	return 0;
@@ -261,9 +262,9 @@ oci_pull(const struct oci *c, const char *image)
 	argv[3] = NULL;
 	if ((st = spawn_foreground(argv, NULL, 1, why, sizeof(why))) != 0) {
 		if (st < 0)
-			fprintf(stderr, "intutic exec: %s\n", why);
-		fprintf(stderr, "intutic exec: cannot pull %s; nothing was "
-		    "run\n", image);
+			error("%s", why);
+		error("cannot pull %s; nothing was "
+		    "run", image);
 		return -1;
 	}
 	return 0;
@@ -298,8 +299,8 @@ oci_image(const struct exec_opts *o, struct oci *c)
 	snprintf(c->image, sizeof(c->image), "%s",
 	    o->image != NULL ? o->image : def);
 	if (c->image[0] == '-') {
-		fprintf(stderr, "intutic exec: --sandbox-image '%s' is not an "
-		    "image name\n", c->image);
+		error("--sandbox-image '%s' is not an "
+		    "image name", c->image);
 		return -1;
 	}
 	if (strcmp(c->image, def) != 0 && strcmp(c->image, node) != 0) {
@@ -368,15 +369,15 @@ oci_mount_arg(const char *spec, char *out, size_t len, char *dirout,
 
 	if (dlen == 0 || dlen >= sizeof(dir) || spec[0] != '/' ||
 	    (colon != NULL && !ro)) {
-		fprintf(stderr, "intutic exec: --sandbox-mount '%s': expected an "
-		    "absolute DIR or DIR:ro\n", spec);
+		error("--sandbox-mount '%s': expected an "
+		    "absolute DIR or DIR:ro", spec);
 		return -1;
 	}
 	memcpy(dir, spec, dlen);
 	dir[dlen] = '\0';
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		fprintf(stderr, "intutic exec: --sandbox-mount: '%s' is not a "
-		    "directory\n", dir);
+		error("--sandbox-mount: '%s' is not a "
+		    "directory", dir);
 		return -1;
 	}
 	snprintf(out, len, "%s:%s%s", dir, dir, ro ? ":ro" : "");
@@ -400,10 +401,10 @@ oci_shipped_args(char *seccomp, size_t seclen, char *resolv, size_t reslen)
 	if (oci_sandbox_file(OCI_RESOLV_CONF, path, sizeof(path)) != 0)
 		return -1;
 	if (strchr(path, ':') != NULL) {
-		fprintf(stderr, "intutic exec: '%s' cannot be mounted: its path "
+		error("'%s' cannot be mounted: its path "
 		    "has a ':' (the runtime's -v separator); set "
 		    "INTUTIC_SANDBOX_DIR to a copy of its directory without "
-		    "one; nothing was run\n", path);
+		    "one; nothing was run", path);
 		return -1;
 	}
 	snprintf(resolv, reslen, "%s:/etc/resolv.conf:ro", path);
@@ -454,7 +455,7 @@ oci_run(const struct exec_run *run)
 	    (workdir[0] != '\0' &&
 	    envv_set(&e, "INTUTIC_SANDBOX_WORKDIR", workdir) != 0) ||
 	    (envp = oci_environ(&e)) == NULL) {
-		fprintf(stderr, "intutic exec: out of memory\n");
+		error("out of memory");
 		goto out;
 	}
 	snprintf(label_run, sizeof(label_run), "intutic.run=%s", run->id);
@@ -471,8 +472,8 @@ oci_run(const struct exec_run *run)
 	    o->pids != NULL ? o->pids : OCI_DEFAULT_PIDS);
 
 	if (e.n > sizeof(names) / sizeof(names[0])) {
-		fprintf(stderr, "intutic exec: too many variables for the "
-		    "sandbox\n");
+		error("too many variables for the "
+		    "sandbox");
 		r = EXIT_USAGE;
 		goto out;
 	}
@@ -529,7 +530,7 @@ oci_run(const struct exec_run *run)
 		size_t len = strcspn(e.v[i], "=");
 
 		if ((names[nnames] = strndup(e.v[i], len)) == NULL) {
-			fprintf(stderr, "intutic exec: out of memory\n");
+			error("out of memory");
 			goto out;
 		}
 		argvb_add(&ab, "-e");
@@ -539,18 +540,18 @@ oci_run(const struct exec_run *run)
 	for (i = 0; o->argv[i] != NULL; i++)
 		argvb_add(&ab, o->argv[i]);
 	if ((argv = argvb_done(&ab)) == NULL) {
-		fprintf(stderr, "intutic exec: out of memory\n");
+		error("out of memory");
 		goto out;
 	}
 
 	fflush(NULL);
 	st = spawn_foreground(argv, envp, 0, why, sizeof(why));
 	if (st < 0)
-		fprintf(stderr, "intutic exec: %s\n", why);
+		error("%s", why);
 	else if (st == 125)
-		fprintf(stderr, "intutic exec: exit 125: %s run or the "
+		error("exit 125: %s run or the "
 		    "sandbox's entrypoint failed (the message is above), or the "
-		    "command itself exited 125\n", c.name);
+		    "command itself exited 125", c.name);
 	r = st < 0 ? EXIT_CANNOT_RUN : st;
  out:
 	argvb_free(&ab);
