@@ -5,12 +5,8 @@
  */
 #include "config.h"
 
-#include <sys/socket.h>
-
-#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,9 +18,7 @@
 #include "hostfw.h"
 #include "intutic.h"
 #include "log.h"
-#include "proc.h"
 #include "state.h"
-
 
 static int	cmd_enforce_exec(int, char **);
 

@@ -80,14 +80,14 @@ rec_netns(unsigned long long *cookie, char *why, size_t whylen)
 	return 0;
 }
 
+/* This namespace's record, into buf, and its cookie.  0, or -1 (why). */
 static int
-rec_path(char *buf, size_t len, char *why, size_t whylen)
+rec_path(char *buf, size_t len, unsigned long long *cookie, char *why,
+    size_t whylen)
 {
-	unsigned long long c;
-
-	if (rec_netns(&c, why, whylen) != 0)
+	if (rec_netns(cookie, why, whylen) != 0)
 		return -1;
-	snprintf(buf, len, "%s/net-%llu.json", ENFORCE_RECORD_DIR, c);
+	snprintf(buf, len, "%s/net-%llu.json", ENFORCE_RECORD_DIR, *cookie);
 	return 0;
 }
 
@@ -141,10 +141,9 @@ enforce_record_write(const struct hostfw_config *cfg, char *why,
 	FILE *fp;
 	int fd, e;
 
-	if (rec_netns(&c, why, whylen) != 0 || rec_dir(1, why, whylen) != 0)
+	if (rec_path(path, sizeof(path), &c, why, whylen) != 0 ||
+	    rec_dir(1, why, whylen) != 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/net-%llu.json", ENFORCE_RECORD_DIR,
-	    c);
 	snprintf(tmp, sizeof(tmp), "%s/.net-%llu.XXXXXX", ENFORCE_RECORD_DIR,
 	    c);
 	if ((fd = mkstemp(tmp)) == -1) {
@@ -192,8 +191,9 @@ int
 enforce_record_remove(char *why, size_t whylen)
 {
 	char path[PATH_MAX];
+	unsigned long long c;
 
-	if (rec_path(path, sizeof(path), why, whylen) != 0)
+	if (rec_path(path, sizeof(path), &c, why, whylen) != 0)
 		return -1;
 	if (unlink(path) == -1 && errno != ENOENT) {
 		snprintf(why, whylen, "cannot remove %s: %s", path,
@@ -292,15 +292,14 @@ enforce_record_read(struct enforce_record *rec, char *err, size_t errlen)
 	int r;
 
 	memset(rec, 0, sizeof(*rec));
-	if (rec_path(rec->path, sizeof(rec->path), err, errlen) != 0)
+	if (rec_path(rec->path, sizeof(rec->path), &c, err, errlen) != 0)
 		return ENFORCE_RECORD_INVALID;
 	if (access(ENFORCE_RECORD_DIR, F_OK) == -1 && errno == ENOENT)
 		return ENFORCE_RECORD_MISSING;
 	if (rec_dir(0, err, errlen) != 0)
 		return ENFORCE_RECORD_INVALID;
 	r = jsonobj_read(&rec_schema, rec->path, rec, err, errlen);
-	if (r == JSONOBJ_OK && rec_netns(&c, err, errlen) == 0 &&
-	    c != rec->netns) {
+	if (r == JSONOBJ_OK && c != rec->netns) {
 		snprintf(err, errlen, "enforce record '%s' names another "
 		    "network namespace (%llu)", rec->path, rec->netns);
 		r = JSONOBJ_INVALID;

@@ -4,15 +4,11 @@
 #include "config.h"
 
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <arpa/inet.h>
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

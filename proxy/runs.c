@@ -179,13 +179,13 @@ reg_value(struct run_reg *reg, enum reg_key key, const char *v, size_t len,
 	return 0;
 }
 
+/* The keys: reg_keys[i] is enum reg_key i + 1 (KEY_NONE has none). */
 static const char *const reg_keys[] = {
-	[KEY_NONE] = "",	/* never a key: skipped */
-	[KEY_RUN] = WIRE_RUN_ID,
-	[KEY_TOKEN] = WIRE_RUN_TOKEN,
-	[KEY_COMMAND] = WIRE_RUN_COMMAND,
-	[KEY_PROJECT] = WIRE_RUN_PROJECT,
-	[KEY_PID] = WIRE_RUN_PID,
+	WIRE_RUN_ID,		/* KEY_RUN */
+	WIRE_RUN_TOKEN,		/* KEY_TOKEN */
+	WIRE_RUN_COMMAND,	/* KEY_COMMAND */
+	WIRE_RUN_PROJECT,	/* KEY_PROJECT */
+	WIRE_RUN_PID,		/* KEY_PID */
 };
 #define REG_KEYS	((int)(sizeof(reg_keys) / sizeof(reg_keys[0])))
 
@@ -196,6 +196,7 @@ reg_map(struct yread *p, void *arg)
 	struct run_reg *reg = arg;
 	const yaml_event_t *ev = &p->ev;
 	char other[YREAD_QUOTE_MAX * 4 + 8], why[256];
+	enum reg_key key;
 	unsigned int seen = 0;
 	int k;
 
@@ -207,23 +208,24 @@ reg_map(struct yread *p, void *arg)
 		if ((k = yread_key(p, reg_keys, REG_KEYS, other,
 		    sizeof(other))) < 0)
 			return -1;
-		if (k == REG_KEYS || k == KEY_NONE) {
+		if (k == REG_KEYS) {
 			if (yread_next(p) != 0 || yread_skip(p) != 0)
 				return -1;
 			continue;
 		}
-		if (seen & (1u << k))
+		key = (enum reg_key)(k + 1);
+		if (seen & (1u << key))
 			return yread_fail(p, &ev->start_mark, "\"%s\" is given "
 			    "twice", reg_keys[k]);
-		seen |= 1u << k;
+		seen |= 1u << key;
 		if (yread_next(p) != 0)
 			return -1;
 		if (ev->type != YAML_SCALAR_EVENT)
 			return yread_fail(p, &ev->start_mark, "\"%s\" is not "
 			    "a string, a number or null", reg_keys[k]);
-		if (reg_value(reg, (enum reg_key)k,
-		    (const char *)ev->data.scalar.value, ev->data.scalar.length,
-		    yread_is_null(p), why, sizeof(why)) != 0)
+		if (reg_value(reg, key, (const char *)ev->data.scalar.value,
+		    ev->data.scalar.length, yread_is_null(p), why,
+		    sizeof(why)) != 0)
 			return yread_fail(p, &ev->start_mark, "%s", why);
 	}
 	if (!(seen & (1u << KEY_RUN)) || !(seen & (1u << KEY_TOKEN)) ||
