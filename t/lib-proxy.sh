@@ -152,7 +152,7 @@ test_descendants_ () {
 test_netns_teardown_ () {
 	test -n "$test_netns_name_" || return 0
 	test_netns_ret_=0
-	test_netns_left_=$(ip netns pids "$test_netns_name_" 2>/dev/null | tr '\n' ' ')
+	test_netns_left_=$(test_netns_pids_ | tr '\n' ' ')
 	test -z "$test_netns_left_" ||
 		test_netns_left_=$(test_descendants_ $test_netns_left_)
 	if test -n "$test_netns_left_"; then
@@ -164,10 +164,33 @@ test_netns_teardown_ () {
 			kill -KILL "$test_netns_pid_" 2>/dev/null
 		done
 	fi
-	ip netns delete "$test_netns_name_" 2>/dev/null ||
-		printf '%s\n' "# cannot delete namespace $test_netns_name_"
+	if test "${test_netns_via_:-ip}" = userns; then
+		# gone with the last process in it
+		rm -f "$test_netns_idfile_"
+	else
+		ip netns delete "$test_netns_name_" 2>/dev/null ||
+			printf '%s\n' "# cannot delete namespace $test_netns_name_"
+	fi
 	test_netns_name_=
 	return "$test_netns_ret_"
+}
+
+# test_netns_pids_: the processes in the script's namespace, one a line: ip
+# netns pids for a named one; for a user namespace's, those whose
+# /proc/PID/ns/net is the id its inside wrote (none when it wrote none: it
+# never got that far).
+test_netns_pids_ () {
+	if test "${test_netns_via_:-ip}" != userns; then
+		ip netns pids "$test_netns_name_" 2>/dev/null
+		return 0
+	fi
+	test_netns_id_=$(cat "$test_netns_idfile_" 2>/dev/null)
+	test -n "$test_netns_id_" || return 0
+	for test_netns_p_ in /proc/[0-9]*; do
+		test "$(readlink "$test_netns_p_/ns/net" 2>/dev/null)" = "$test_netns_id_" &&
+			printf '%s\n' "${test_netns_p_#/proc/}"
+	done
+	return 0
 }
 
 # Delete this script's namespaces left by an earlier run that was killed
@@ -239,41 +262,69 @@ test_exec_env () {
 
 # test_isolate_netns: run this script in a network namespace of its own, where
 # only lo exists.  Call it right after sourcing the libraries, before any
-# test.  Outside: creates intutic-t-<script>-<pid>, brings lo up, runs the
-# script again inside with the same options (its TAP goes straight to our
-# stdout), deletes the namespace when it ends, whatever the way, and exits
-# with its status.  Inside: exports INTUTIC_TEST_NETNS=NAME and returns.
-# Skips the script when not root or when ip netns does not work.
+# test.  Outside: makes the namespace, brings lo up, runs the script again
+# inside with the same options (its TAP goes straight to our stdout), ends
+# the namespace when it ends, whatever the way, and exits with its status.
+# As root the namespace is named intutic-t-<script>-<pid> (ip netns add);
+# as anyone else it is a user namespace with a network namespace of its own
+# (unshare --user --map-root-user --net), where the script is "root" of
+# nothing but its namespace: scripts that need the machine's root say so
+# with test_require_root first.  Inside: exports INTUTIC_TEST_NETNS (the
+# name) and INTUTIC_TEST_NETNS_ID (the namespace's /proc/self/ns/net) and
+# returns.  Skips the script when neither way works.
 test_isolate_netns () {
 	# lib-test.sh removes INTUTIC_* from the environment, so the name
-	# comes in as TEST_NETNS; we trust it only if it is this script's and
-	# we really are in there.  It goes no further: a script that this one
-	# runs makes a namespace of its own.
+	# comes in as TEST_NETNS and the outside's namespaces as
+	# TEST_NETNS_FROM; we trust them only if the name is this script's and
+	# we really are somewhere else.  They go no further: a script that
+	# this one runs makes a namespace of its own.
 	if test -n "${TEST_NETNS:-}"; then
 		test_netns_in_=$TEST_NETNS
-		unset TEST_NETNS
+		test_netns_from_=${TEST_NETNS_FROM:-}
+		unset TEST_NETNS TEST_NETNS_FROM
 		case $test_netns_in_ in
 		"intutic-t-$test_name_-"*)
-			if ip netns identify 2>/dev/null | grep -qxF -- "$test_netns_in_"; then
+			if test_netns_inside_ "$test_netns_in_" \
+			    "${test_netns_from_%% *}" "${test_netns_from_#* }"; then
 				INTUTIC_TEST_NETNS=$test_netns_in_
-				export INTUTIC_TEST_NETNS
+				INTUTIC_TEST_NETNS_ID=$(readlink /proc/self/ns/net)
+				export INTUTIC_TEST_NETNS INTUTIC_TEST_NETNS_ID
 				return 0
 			fi ;;
 		esac
 		test_bug_ "TEST_NETNS is '$test_netns_in_' but this shell is not in that namespace"
 	fi
-	test "$(id -u)" = 0 ||
-		test_skip_all "needs root and ip netns (network namespaces)"
-	command -v ip >/dev/null 2>&1 && ip netns list >/dev/null 2>&1 ||
-		test_skip_all "needs root and ip netns (network namespaces)"
+	case ${test_netns_via_:-} in
+	userns)
+		test_have_prereq USERNS ||
+			test_skip_all "needs user namespaces (unshare --user --map-root-user --net)" ;;
+	*)
+		if ! test_have_prereq NETNS; then
+			test_have_prereq USERNS ||
+				test_skip_all "needs root and ip netns, or user namespaces (unshare --user --map-root-user --net)"
+			test_netns_via_=userns
+		fi ;;
+	esac
 	test_netns_reexec_
 }
 
+# test_netns_inside_ NAME NET USER: this shell is in the namespace NAME was
+# made for, by the outside whose network and user namespaces were NET and
+# USER: a network namespace other than NET, and either the named one (ip
+# netns identify) or in a user namespace other than USER.
+test_netns_inside_ () {
+	test -n "$2" && test -n "$3" &&
+	test "$(readlink /proc/self/ns/net)" != "$2" || return 1
+	ip netns identify 2>/dev/null | grep -qxF -- "$1" ||
+		test "$(readlink /proc/self/ns/user)" != "$3"
+}
+
 # test_netns_reexec_: the outside half of test_isolate_netns, which see.
-# How the namespace is entered: test_netns_via_ "ip" (ip netns exec, the
-# default) or "nsenter" (nsenter --net=, which leaves /sys alone: what
-# runc needs); test_netns_on_exit_ names a function run with the
-# namespace's name before it is deleted (none by default).
+# How the namespace is made and entered: test_netns_via_ "ip" (ip netns
+# exec, the default), "nsenter" (nsenter --net=, which leaves /sys alone:
+# what runc needs) or "userns" (unshare, with no name in ip netns);
+# test_netns_on_exit_ names a function run with the namespace's name before
+# it is deleted (none by default).
 test_netns_reexec_ () {
 	# The script to run again: lib-test.sh has left the directory it was
 	# started from, so a relative $0 means "in $top_srcdir/t" (where make
@@ -289,34 +340,58 @@ test_netns_reexec_ () {
 	test -z "$test_immediate_" || test_netns_opts_="$test_netns_opts_ -i"
 	test -z "$test_debug_" || test_netns_opts_="$test_netns_opts_ -d"
 
-	test_netns_gc_
 	test_netns_try_=intutic-t-$test_name_-$$
-	if ! test_netns_err_=$(ip netns add "$test_netns_try_" 2>&1); then
-		test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
-	fi
-	test_netns_name_=$test_netns_try_
-	if test "${test_netns_via_:-ip}" = nsenter; then
-		test_netns_enter_="nsenter --net=/var/run/netns/$test_netns_name_"
+	test_netns_from_="$(readlink /proc/self/ns/net) $(readlink /proc/self/ns/user)"
+	if test "${test_netns_via_:-ip}" = userns; then
+		# The namespace lives as long as something runs in it; the
+		# inside writes its id, by which teardown finds what is left.
+		test_netns_idfile_=$(mktemp "${TMPDIR:-/tmp}/intutic-t-netns.XXXXXX") ||
+			test_skip_all "cannot make a file in ${TMPDIR:-/tmp}"
+		test_netns_name_=$test_netns_try_
+		trap 'test_netns_exit_ $?' EXIT
+		trap 'test_netns_signal_ 129' HUP
+		trap 'test_netns_signal_ 130' INT
+		trap 'test_netns_signal_ 143' TERM
 	else
-		test_netns_enter_="ip netns exec $test_netns_name_"
-	fi
-	trap 'test_netns_exit_ $?' EXIT
-	trap 'test_netns_signal_ 129' HUP
-	trap 'test_netns_signal_ 130' INT
-	trap 'test_netns_signal_ 143' TERM
-	# shellcheck disable=SC2086 # the command is words (no spaces in names)
-	if ! test_netns_err_=$($test_netns_enter_ ip link set lo up 2>&1); then
-		test_netns_teardown_
-		test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
+		test_netns_gc_
+		if ! test_netns_err_=$(ip netns add "$test_netns_try_" 2>&1); then
+			test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
+		fi
+		test_netns_name_=$test_netns_try_
+		if test "${test_netns_via_:-ip}" = nsenter; then
+			test_netns_enter_="nsenter --net=/var/run/netns/$test_netns_name_"
+		else
+			test_netns_enter_="ip netns exec $test_netns_name_"
+		fi
+		trap 'test_netns_exit_ $?' EXIT
+		trap 'test_netns_signal_ 129' HUP
+		trap 'test_netns_signal_ 130' INT
+		trap 'test_netns_signal_ 143' TERM
+		# shellcheck disable=SC2086 # the command is words (no spaces in names)
+		if ! test_netns_err_=$($test_netns_enter_ ip link set lo up 2>&1); then
+			test_netns_teardown_
+			test_skip_all "needs root and ip netns (network namespaces): $test_netns_err_"
+		fi
 	fi
 
 	# From here the script's output is the inner script's.  The inner one
 	# removes and makes again the scratch directory: stand elsewhere.
 	test_done_called_='netns'
 	cd / || exit 1
-	# shellcheck disable=SC2086 # the command and the options are words
-	$test_netns_enter_ env TEST_NETNS="$test_netns_name_" \
-		"$TEST_SHELL_PATH" "$test_netns_script_" $test_netns_opts_ &
+	# Each way ends in an exec of the script: $! is the script's shell.
+	if test "${test_netns_via_:-ip}" = userns; then
+		# shellcheck disable=SC2016,SC2086 # $0 and $@ are the inner sh's
+		unshare --user --map-root-user --net -- sh -c \
+		    'ip link set lo up && readlink /proc/self/ns/net >"$0" && exec "$@"' \
+		    "$test_netns_idfile_" env TEST_NETNS="$test_netns_name_" \
+		    TEST_NETNS_FROM="$test_netns_from_" \
+		    "$TEST_SHELL_PATH" "$test_netns_script_" $test_netns_opts_ &
+	else
+		# shellcheck disable=SC2086 # the command and the options are words
+		$test_netns_enter_ env TEST_NETNS="$test_netns_name_" \
+			TEST_NETNS_FROM="$test_netns_from_" \
+			"$TEST_SHELL_PATH" "$test_netns_script_" $test_netns_opts_ &
+	fi
 	test_netns_child_=$!
 	wait "$test_netns_child_"
 	test_netns_status_=$?
@@ -906,8 +981,8 @@ proxy_metric () {
 # the namespace test_isolate_netns made (it has nothing but lo): anywhere
 # else it is a bug in the test.
 test_own_netns_ () {
-	test "$(ip netns identify 2>/dev/null)" = "${INTUTIC_TEST_NETNS:-}" &&
-	test -n "$INTUTIC_TEST_NETNS" ||
+	test -n "${INTUTIC_TEST_NETNS_ID:-}" &&
+	test "$(readlink /proc/self/ns/net)" = "$INTUTIC_TEST_NETNS_ID" ||
 		test_bug_ "not in the test's own network namespace"
 }
 

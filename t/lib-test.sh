@@ -317,15 +317,35 @@ test_have_prereq () {
 	test -z "$test_missing_prereq_"
 }
 
-test_lazy_prereq ROOT 'test "$(id -u)" = 0'
+# test_real_root_: this shell is root of the machine, uid 0 of the first user
+# namespace, not the root a user namespace maps to an ordinary user.
+test_real_root_ () {
+	test "$(id -u)" = 0 &&
+	awk 'NR == 1 && $1 == 0 && $2 == 0 && $3 == 4294967295 { ok = 1 }
+	    END { exit !ok }' /proc/self/uid_map 2>/dev/null
+}
+
+# test_require_root WHY: skip the whole script unless it runs as the
+# machine's root (test_real_root_), saying "needs root (WHY)".
+test_require_root () {
+	test_real_root_ || test_skip_all "needs root ($1)"
+}
+
+test_lazy_prereq ROOT 'test_real_root_'
 test_lazy_prereq PYTHON 'command -v python3'
 test_lazy_prereq CURL 'command -v curl'
 test_lazy_prereq OPENSSL 'command -v openssl'
 test_lazy_prereq PODMAN 'command -v podman'
-# Could create a network namespace: root and an ip(8) that knows netns.
-# Listing them creates nothing.
+# Could create a named network namespace: root and an ip(8) that knows
+# netns.  Listing them creates nothing.
 test_lazy_prereq NETNS '
-	test "$(id -u)" = 0 && command -v ip && ip netns list
+	test_real_root_ && command -v ip && ip netns list
+'
+# Could make a user namespace with a network namespace of its own, as
+# whoever runs the tests, and bring its lo up there.
+test_lazy_prereq USERNS '
+	command -v unshare && command -v ip &&
+	unshare --user --map-root-user --net ip link set lo up
 '
 
 # --- running tests ----------------------------------------------------------

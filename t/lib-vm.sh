@@ -60,8 +60,7 @@ vm_isolate_netns () {
 		test_isolate_netns
 		return
 	fi
-	test "$(id -u)" = 0 ||
-		test_skip_all "needs root (network namespaces, a tap, nftables)"
+	test_require_root "named network namespaces, a tap, nftables"
 	for test_vm_tool_ in qemu-system-x86_64 ssh ssh-keygen mkfs.ext4 debootstrap nft ip flock timeout; do
 		command -v "$test_vm_tool_" >/dev/null 2>&1 ||
 			test_skip_all "needs $test_vm_tool_ (scripts/bootstrap installs it)"

@@ -147,7 +147,7 @@ test_expect_success 'a lazy prerequisite is evaluated once' '
 '
 
 test_expect_success 'built-in prerequisites agree with the machine' '
-	if test "$(id -u)" = 0
+	if test "$(id -u)" = 0 && grep -Eq "^ +0 +0 +4294967295\$" /proc/self/uid_map
 	then
 		test_have_prereq ROOT
 	else
@@ -165,6 +165,31 @@ test_expect_success 'built-in prerequisites agree with the machine' '
 	else
 		:
 	fi
+'
+
+test_expect_success USERNS 'the root a user namespace maps is not ROOT, and test_require_root skips' '
+	write_sub mapped <<-\EOF &&
+	. "$top_srcdir/t/lib-test.sh"
+	test_expect_success "uid 0 in here" "test \"\$(id -u)\" = 0"
+	test_expect_success "not ROOT" "test_have_prereq !ROOT"
+	test_done
+	EOF
+	write_sub mappedroot <<-\EOF &&
+	. "$top_srcdir/t/lib-test.sh"
+	test_require_root "the machine itself"
+	test_expect_success "never runs" "false"
+	test_done
+	EOF
+	top_builddir=$SUB_BUILD TEST_VERBOSE= unshare --user --map-root-user \
+		"$TEST_SHELL_PATH" ./mapped.sh >mapped.out 2>mapped.err &&
+	test_grep "^# passed 2, failed 0" mapped.out &&
+	{
+		top_builddir=$SUB_BUILD TEST_VERBOSE= unshare --user --map-root-user \
+			"$TEST_SHELL_PATH" ./mappedroot.sh >mappedroot.out 2>&1 ||
+		echo "exit $?" >>mappedroot.out
+	} &&
+	test_grep "^1\.\.0 # SKIP needs root \(the machine itself\)" mappedroot.out &&
+	test_grep -v "never runs|^exit" mappedroot.out
 '
 
 test_expect_success 'test_expect_failure reports a known breakage as TODO' '

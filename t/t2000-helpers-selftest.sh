@@ -24,8 +24,14 @@ scurl () {
 
 test_expect_success 'only lo exists in the namespace, up, with no route out' '
 	test -n "$INTUTIC_TEST_NETNS" &&
-	ip netns identify >ns &&
-	test_grep "^$INTUTIC_TEST_NETNS\$" ns &&
+	test "$(readlink /proc/self/ns/net)" = "$INTUTIC_TEST_NETNS_ID" &&
+	if test_have_prereq NETNS
+	then
+		ip netns identify >ns &&
+		test_grep "^$INTUTIC_TEST_NETNS\$" ns
+	else
+		test "$(readlink /proc/self/ns/user)" != "$(readlink /proc/1/ns/user)"
+	fi &&
 	ip -o link >links &&
 	test_line_count = 1 links &&
 	test_grep "^1: lo: <LOOPBACK,UP" links &&
@@ -601,17 +607,20 @@ test_expect_success 'start_proxy fails, and says so, when the proxy was not buil
 
 # --- test_isolate_netns itself, on scripts of its own -------------------------
 # Each runs in its own namespace inside this one, with its own build tree, by
-# an absolute path.
+# an absolute path; each twice: in a named namespace (as root) and in a user
+# namespace (test_netns_via_=userns: how an ordinary user runs them).
 
 SUB_BUILD=$TRASH_DIRECTORY/build
 OUTER=$TRASH_DIRECTORY
 export OUTER
 
+# write_sub NAME: NAME.sh, the libraries, the way in ($SUB_VIA) and stdin.
 write_sub () {
 	{
 		echo '#!/bin/sh'
 		echo '. "$top_srcdir/t/lib-test.sh"'
 		echo '. "$top_srcdir/t/lib-proxy.sh"'
+		test "$SUB_VIA" = ip || echo "test_netns_via_=$SUB_VIA"
 		cat
 	} >"$1.sh"
 }
@@ -632,21 +641,170 @@ run_sub () {
 	echo $? >"$run_sub_name.exit"
 }
 
-# no_namespace NAME: the namespace of the script NAME is gone.
+# no_namespace NAME: the namespace of the script NAME is gone: no longer
+# listed by ip netns, and no process is in it (NAME.nsid, its id, written
+# by a script that got that far).
 no_namespace () {
 	ip netns list 2>/dev/null >netns.list &&
-	test_grep -v "^$(cat "$1.ns")( |\$)" netns.list
+	test_grep -v "^$(cat "$1.ns")( |\$)" netns.list &&
+	if test -s "$1.nsid"
+	then
+		for p in /proc/[0-9]*
+		do
+			test "$(readlink $p/ns/net 2>/dev/null)" != "$(cat "$1.nsid")" || {
+				echo "process ${p#/proc/} is still in the namespace of $1" >&2
+				return 1
+			}
+		done
+	fi
 }
 
-test_expect_success NETNS 'a passing script: its TAP unchanged, status 0, namespace gone' '
+for SUB_VIA in ip userns
+do
+	if test $SUB_VIA = ip
+	then
+		PREREQ=NETNS IDENT='^intutic-t-subpass-'
+	else
+		PREREQ=USERNS IDENT=
+	fi
+
+test_expect_success $PREREQ "$SUB_VIA: a passing script: its TAP unchanged, status 0, namespace gone" '
 	write_sub subpass <<-\EOF &&
 	test_isolate_netns
 	test_expect_success "in a namespace" "
-		ip netns identify >ns &&
-		grep -q ^intutic-t-subpass- ns &&
-		test \"\$INTUTIC_TEST_NETNS\" = \"\$(cat ns)\"
+		readlink /proc/self/ns/net >\"\$OUTER/subpass.nsid\" &&
+		test \"\$INTUTIC_TEST_NETNS_ID\" = \"\$(cat \"\$OUTER/subpass.nsid\")\" &&
+		{ ip netns identify || :; } >\"\$OUTER/subpass.ident\" &&
+		ip -o link >links && test \$(wc -l <links) = 1
 	"
 	test_done
+	EOF
+	rm -f subpass.nsid &&
+	run_sub subpass &&
+	cat >expect <<-\EOF &&
+	ok 1 - in a namespace
+	1..1
+	# passed 1, failed 0, skipped 0, known breakage 0
+	EOF
+	test_cmp expect subpass.out &&
+	echo 0 >expect &&
+	test_cmp expect subpass.exit &&
+	if test -n "$IDENT"
+	then
+		echo "$(cat subpass.ns)" >expect &&
+		test_cmp expect subpass.ident
+	else
+		test_grep -v . subpass.ident
+	fi &&
+	test "$(cat subpass.nsid)" != "$(readlink /proc/self/ns/net)" &&
+	no_namespace subpass
+'
+
+test_expect_success $PREREQ "$SUB_VIA: a failing script: status 1, scratch kept, servers stopped, namespace gone" '
+	write_sub subfail <<-\EOF &&
+	test_isolate_netns
+	test_expect_success "start" "
+		readlink /proc/self/ns/net >\"\$OUTER/subfail.nsid\" &&
+		start_echo && echo \$ECHO_PID >\"\$OUTER/subfail.pid\"
+	"
+	test_expect_success "fails" "false"
+	test_done
+	EOF
+	run_sub subfail -v &&
+	echo 1 >expect &&
+	test_cmp expect subfail.exit &&
+	test_grep "^ok 1 - start" subfail.out &&
+	test_grep "^not ok 2 - fails" subfail.out &&
+	test_grep "^# kept scratch directory: $SUB_BUILD/t/trash/subfail" subfail.out &&
+	test_grep -v "processes left" subfail.out &&
+	test_must_fail test_proc_alive_ "$(cat subfail.pid)" &&
+	no_namespace subfail
+'
+
+test_expect_success $PREREQ "$SUB_VIA: a script that leaves a process behind: it is killed, and the script fails" '
+	write_sub subleak <<-\EOF &&
+	test_isolate_netns
+	test_expect_success "leak" "
+		readlink /proc/self/ns/net >\"\$OUTER/subleak.nsid\"
+		sleep 30 </dev/null >/dev/null 2>&1 &
+		echo \$! >\"\$OUTER/subleak.pid\"
+	"
+	test_done
+	EOF
+	run_sub subleak &&
+	echo 1 >expect &&
+	test_cmp expect subleak.exit &&
+	test_grep "^ok 1 - leak" subleak.out &&
+	test_grep "^# processes left in namespace intutic-t-subleak-" subleak.out &&
+	test_grep "sleep 30" subleak.out &&
+	test_must_fail test_proc_alive_ "$(cat subleak.pid)" &&
+	no_namespace subleak
+'
+
+test_expect_success $PREREQ "$SUB_VIA: SIGTERM to a running script: its servers stop, the namespace goes" '
+	write_sub subterm <<-\EOF &&
+	test_isolate_netns
+	test_expect_success "wait" "
+		readlink /proc/self/ns/net >\"\$OUTER/subterm.nsid\" &&
+		start_echo &&
+		echo \$ECHO_PID >\"\$OUTER/subterm.pid\" &&
+		i=0 &&
+		while test \$i -lt 300; do sleep 0.1; i=\$((i + 1)); done
+	"
+	test_done
+	EOF
+	rm -f subterm.pid &&
+	{
+		top_builddir=$SUB_BUILD "$TEST_SHELL_PATH" "$PWD/subterm.sh" \
+			>subterm.out 2>subterm.err &
+	} &&
+	sub=$! &&
+	test_atexit "test_stop_child_ $sub 12" &&
+	echo "intutic-t-subterm-$sub" >subterm.ns &&
+	test_wait_for_file subterm.pid &&
+	kill -TERM $sub &&
+	{ wait $sub; echo $? >subterm.exit; } &&
+	echo 143 >expect &&
+	test_cmp expect subterm.exit &&
+	test_grep -v "^1\.\." subterm.out &&
+	test_grep -v "processes left" subterm.out &&
+	test_must_fail test_proc_alive_ "$(cat subterm.pid)" &&
+	no_namespace subterm
+'
+
+test_expect_success $PREREQ "$SUB_VIA: a script deaf to SIGTERM is killed after TEST_NETNS_STOP_SECONDS" '
+	write_sub subdeaf <<-\EOF &&
+	TEST_NETNS_STOP_SECONDS=1
+	test_isolate_netns
+	test_expect_success "deaf" "
+		readlink /proc/self/ns/net >\"\$OUTER/subdeaf.nsid\" &&
+		start_echo &&
+		echo \$ECHO_PID >\"\$OUTER/subdeaf.pid\" &&
+		sleep 20
+	"
+	test_done
+	EOF
+	rm -f subdeaf.pid &&
+	{
+		top_builddir=$SUB_BUILD "$TEST_SHELL_PATH" "$PWD/subdeaf.sh" \
+			>subdeaf.out 2>subdeaf.err &
+	} &&
+	sub=$! &&
+	test_atexit "test_stop_child_ $sub 12" &&
+	echo "intutic-t-subdeaf-$sub" >subdeaf.ns &&
+	test_wait_for_file subdeaf.pid &&
+	kill -TERM $sub &&
+	{ wait $sub; echo $? >subdeaf.exit; } &&
+	echo 137 >expect &&
+	test_cmp expect subdeaf.exit &&
+	test_grep "still runs 1s after SIGTERM: SIGKILL" subdeaf.out &&
+	test_grep "^# processes left in namespace intutic-t-subdeaf-" subdeaf.out &&
+	test_must_fail test_proc_alive_ "$(cat subdeaf.pid)" &&
+	no_namespace subdeaf
+'
+done
+
+test_done
 	EOF
 	run_sub subpass &&
 	cat >expect <<-\EOF &&

@@ -77,7 +77,13 @@ start_nginx () {
 	if test "$NGINX_PORT" = "$NGINX_BACK_PORT"; then
 		NGINX_BACK_PORT=$(free_port) || return 1
 	fi
+	# As root (the machine's, or a user namespace's), nginx would hand
+	# its temporary directories to nobody: no such user in a user
+	# namespace.  It keeps them, and runs as who runs it.
+	NGINX_USER=
+	test "$(id -u)" != 0 || NGINX_USER="user $(id -un) $(id -gn);"
 	cat >"$NGINX_DIR/nginx.conf" <<EOF || return 1
+$NGINX_USER
 daemon off;
 master_process off;
 worker_processes 1;

@@ -353,7 +353,7 @@ test_expect_success 'nftables in this namespace: usable; enforce not active' '
 	expect_line enforce missing "not active (no table inet intutic); fix: \`intutic enforce on\`"
 '
 
-test_expect_success SETPRIV 'without root: nftables cannot be told, said so; the rest still runs' '
+test_expect_success ROOT,SETPRIV 'without root: nftables cannot be told, said so; the rest still runs' '
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
 		timeout -s KILL "$DOCTOR_SECONDS" env PATH="$BIN" "$INTUTIC" doctor \
 		--state-dir "$DOCTOR_STATE" >out 2>err

@@ -7,6 +7,7 @@ test_description='enforce: the host firewall (nftables table inet intutic), in n
 # test's client as USER_UID.  "outside" is a second namespace the script
 # makes, joined by a veth pair; only its addresses (and loopback) are ever
 # targets.  `intutic enforce` and nft run only in "host".
+test_require_root "a second named namespace, setpriv to other users, the host's conntrack"
 test_isolate_netns
 test_require_proxy curl nft setpriv capsh
 PY=/usr/bin/python3	# the users the test runs as can run it
