@@ -32,6 +32,8 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "                          [--state-dir DIR]\n"
 	    "       intutic enforce off\n"
 	    "       intutic enforce status\n"
+	    "       intutic enforce container --proxy ADDR:PORT\n"
+	    "                          [--allow CIDR[:PORT]]... [--dns ADDR:PORT]\n"
 	    "\n"
 	    "on installs the nftables table inet intutic (and touches no other\n"
 	    "table), in one netlink batch that replaces the table if it is there:\n"
@@ -47,7 +49,10 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "left) are deleted, and a record of the table is left in\n"
 	    "/run/intutic-enforce for users who cannot ask nftables.  off\n"
 	    "removes the table and the record.  status says whether it is on,\n"
-	    "its rules in words, and its counters.\n"
+	    "its rules in words, and its counters.  container prints, in nft\n"
+	    "syntax, the table a sandbox container's entrypoint installs (what\n"
+	    "intutic exec --sandbox hands it): only loopback, replies, the proxy,\n"
+	    "the --allow networks and the --dns resolver; the rest is dropped.\n"
 	    "\n"
 	    "--proxy-user USER    The user whose sockets may connect anywhere\n"
 	    "                     (default: the owner of the running proxy, from\n"
@@ -58,6 +63,8 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "--dns-to ADDR:PORT   Redirect the DNS queries of everyone but the\n"
 	    "                     proxy's user there (the proxy's DNS filter).\n"
 	    "--dry-run            Print the table in nft syntax; install nothing.\n"
+	    "--proxy ADDR:PORT    container: the proxy as the container reaches it.\n"
+	    "--dns ADDR:PORT      container: the one resolver it may ask.\n"
 	    "--state-dir DIR      The proxy's state directory (default\n"
 	    "                     $XDG_STATE_HOME/intutic, else\n"
 	    "                     ~/.local/state/intutic, else /run/intutic).\n"
@@ -250,6 +257,59 @@ enforce_status(void)
 	return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
+/* `enforce container`: the sandbox container's table, printed. */
+static int
+enforce_container(int argc, char **argv)
+{
+	struct hostfw_sandbox *sb;
+	const char *v;
+	char why[HOSTFW_WHY_MAX];
+	int i, r = 0, have_proxy = 0;
+
+	if ((sb = calloc(1, sizeof(*sb))) == NULL) {
+		error("enforce: out of memory");
+		return EXIT_CANNOT_RUN;
+	}
+	for (i = 2; i < argc && r == 0; i++) {
+		if ((r = cmd_option(&cmd_enforce_entry, argc, argv, &i,
+		    "proxy", "ADDR:PORT", &v)) != 0) {
+			r = r == 1 && enforce_net("proxy", v, 1,
+			    &sb->proxy) == 0 ? 0 : EXIT_USAGE;
+			have_proxy = 1;
+		} else if ((r = cmd_option(&cmd_enforce_entry, argc, argv, &i,
+		    "dns", "ADDR:PORT", &v)) != 0) {
+			r = r == 1 && enforce_net("dns", v, 1,
+			    &sb->dns) == 0 ? 0 : EXIT_USAGE;
+			sb->dns_set = 1;
+		} else if ((r = cmd_option(&cmd_enforce_entry, argc, argv, &i,
+		    "allow", "CIDR", &v)) != 0) {
+			if (r == 1 && sb->nallow == HOSTFW_ALLOW_MAX)
+				r = cmd_usage_error(&cmd_enforce_entry,
+				    "enforce: more than %d --allow",
+				    HOSTFW_ALLOW_MAX);
+			else
+				r = r == 1 && enforce_net("allow", v, 0,
+				    &sb->allow[sb->nallow++]) == 0 ? 0 :
+				    EXIT_USAGE;
+		} else
+			r = cmd_usage_error(&cmd_enforce_entry,
+			    "enforce container: unknown argument '%s'",
+			    argv[i]);
+	}
+	if (r == 0 && !have_proxy)
+		r = cmd_usage_error(&cmd_enforce_entry, "enforce container: "
+		    "--proxy ADDR:PORT is required (the proxy as the "
+		    "container reaches it)");
+	if (r == 0 && hostfw_sandbox_print(sb, stdout, why, sizeof(why)) != 0) {
+		error("enforce container: %s", why);
+		r = EXIT_CANNOT_RUN;
+	}
+	if (r == 0 && fflush(stdout) != 0)
+		r = EXIT_FAILURE;
+	free(sb);
+	return r;
+}
+
 static int
 cmd_enforce_exec(int argc, char **argv)
 {
@@ -260,13 +320,15 @@ cmd_enforce_exec(int argc, char **argv)
 
 	if (argc < 2)
 		return cmd_usage_error(&cmd_enforce_entry,
-		    "enforce: on, off or status?");
+		    "enforce: on, off, status or container?");
 	what = argv[1];
+	if (strcmp(what, "container") == 0)
+		return enforce_container(argc, argv);
 	if (strcmp(what, "on") == 0)
 		on = 1;
 	else if (strcmp(what, "off") != 0 && strcmp(what, "status") != 0)
 		return cmd_usage_error(&cmd_enforce_entry, "enforce: unknown "
-		    "argument '%s' (on, off or status)", what);
+		    "argument '%s' (on, off, status or container)", what);
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
 		error("enforce: out of memory");
 		return EXIT_CANNOT_RUN;

@@ -49,7 +49,8 @@ const struct cmd_entry cmd_exec_entry = {
 	    "                    [--allow-env NAME]... [--profile dev|prod]\n"
 	    "                    [--proxy URL] [--state-dir DIR]\n"
 	    "                    [--sandbox-runtime docker|podman] [--sandbox-image IMAGE]\n"
-	    "                    [--sandbox-allow CIDR]... [--sandbox-mount DIR[:ro]]...\n"
+	    "                    [--sandbox-allow CIDR[:PORT]]...\n"
+	    "                    [--sandbox-mount DIR[:ro]]...\n"
 	    "                    [--sandbox-memory SIZE] [--sandbox-cpus N]\n"
 	    "                    [--sandbox-pids N] [--sandbox-dry-run]\n"
 	    "                    -- COMMAND [ARG...]\n"
@@ -76,7 +77,8 @@ const struct cmd_entry cmd_exec_entry = {
 	    "                    answering.\n"
 	    "--sandbox-image IMAGE  Default intutic/sandbox:VERSION, built from the\n"
 	    "                    shipped Dockerfile on first use.\n"
-	    "--sandbox-allow CIDR  Also let the container reach CIDR directly.\n"
+	    "--sandbox-allow CIDR[:PORT]  Also let the container reach CIDR\n"
+	    "                    directly (a port: TCP and UDP to it only).\n"
 	    "--sandbox-mount DIR[:ro]  Mount DIR (read-only with :ro) at the same\n"
 	    "                    path; the first one is the working directory.\n"
 	    "--sandbox-memory SIZE, --sandbox-cpus N, --sandbox-pids N  Limits\n"
@@ -477,11 +479,9 @@ exec_parse_sandbox(int argc, char **argv, int *i, struct exec_opts *o)
 static int
 exec_check_sandbox(const struct exec_opts *o)
 {
-	struct rules_addr a;
-	char buf[64], *slash, *end;
+	struct hostfw_net net;
 	const char *sizes = "0123456789", *s;
 	size_t i;
-	long v;
 
 	if (o->sandbox == NULL && (o->runtime != NULL || o->image != NULL ||
 	    o->memory != NULL || o->cpus != NULL || o->pids != NULL ||
@@ -492,19 +492,12 @@ exec_check_sandbox(const struct exec_opts *o)
 	    "firecracker") != 0 && strcmp(o->sandbox, "qemu") != 0)))
 		return cmd_usage_error(&cmd_exec_entry, "exec: "
 		    "--sandbox-dry-run needs --sandbox=firecracker or qemu");
-	for (i = 0; i < o->nallow_cidr; i++) {
-		snprintf(buf, sizeof(buf), "%s", o->allow_cidr[i]);
-		if ((slash = strchr(buf, '/')) != NULL)
-			*slash = '\0';
-		v = slash != NULL ? strtol(slash + 1, &end, 10) : 0;
-		if (strlen(o->allow_cidr[i]) >= sizeof(buf) ||
-		    rules_addr_parse(buf, &a) != 0 || (slash != NULL &&
-		    (*end != '\0' || end == slash + 1 || v < 0 ||
-		    v > (strchr(buf, ':') != NULL ? 128 : 32))))
+	for (i = 0; i < o->nallow_cidr; i++)
+		if (hostfw_net_parse(o->allow_cidr[i], 0, &net) != 0)
 			return cmd_usage_error(&cmd_exec_entry, "exec: "
-			    "--sandbox-allow: '%s' is not an address or CIDR",
+			    "--sandbox-allow: '%s' is not a CIDR[:PORT] (not "
+			    "/0; an IPv6 one with a port in brackets)",
 			    o->allow_cidr[i]);
-	}
 	if (o->pids != NULL && (strspn(o->pids, sizes) != strlen(o->pids) ||
 	    o->pids[0] == '\0' || o->pids[0] == '0'))
 		return cmd_usage_error(&cmd_exec_entry, "exec: --sandbox-pids: "

@@ -59,12 +59,14 @@ enum fw_chain {
 	FW_VM_INGRESS,		/* a microVM's: what its tap receives, first */
 	FW_VM_INPUT,		/* from its tap to the host */
 	FW_VM_FORWARD,		/* and through the host */
+	FW_SANDBOX_OUTPUT,	/* what a sandbox container sends */
 	FW_CHAIN_COUNT
 };
 
 /*
  * The base chains, in the order they are made (and listed).  A netdev
- * chain hooks the device of its table (struct fw_table's dev).
+ * chain hooks the device of its table (struct fw_table's dev).  Each
+ * accepts what no rule decides, but a sandbox container's, which drops it.
  */
 static const struct {
 	const char	*name;
@@ -75,6 +77,7 @@ static const struct {
 	int		 prio;
 	const char	*prio_text;	/* as nft lists it */
 	const char	*words;
+	int		 drop;		/* policy drop */
 } fw_chains[FW_CHAIN_COUNT] = {
 	[FW_OUTPUT] = { "output", "filter", NFPROTO_INET, NF_INET_LOCAL_OUT,
 	    "output", 0, "filter", "new connections from this host" },
@@ -90,6 +93,9 @@ static const struct {
 	[FW_VM_FORWARD] = { "forward", "filter", NFPROTO_INET,
 	    NF_INET_FORWARD, "forward", 0, "filter",
 	    "from or to the microVM through this host" },
+	[FW_SANDBOX_OUTPUT] = { "output", "filter", NFPROTO_INET,
+	    NF_INET_LOCAL_OUT, "output", 0, "filter",
+	    "what the sandbox sends", 1 },
 };
 
 /* The named counters, in the order they are made (and listed). */
@@ -129,6 +135,10 @@ struct fw_table {
 
 static const struct fw_table fw_enforce_table = {
 	NFPROTO_INET, HOSTFW_TABLE, fw_counters, FW_COUNTER_COUNT, NULL
+};
+
+static const struct fw_table fw_sandbox_table = {
+	NFPROTO_INET, HOSTFW_TABLE, NULL, 0, NULL
 };
 
 enum fw_verdict {
@@ -269,6 +279,37 @@ fw_accept_net(struct fw_list *l, enum fw_chain chain,
 	}
 }
 
+/* IPv6 neighbour discovery, what the host's own stack sends of it. */
+static const struct {
+	int		 type;
+	const char	*name;
+	int		 neighbour;	/* what reaching a next hop needs */
+} fw_nd[] = {
+	{ 133, "nd-router-solicit", 0 },
+	{ 135, "nd-neighbor-solicit", 1 },
+	{ 136, "nd-neighbor-advert", 1 },
+	{ 143, "mld2-listener-report", 0 },
+};
+
+/* Accept neighbour discovery in chain, a rule a type: all, or neighbour's. */
+static void
+fw_accept_nd(struct fw_list *l, enum fw_chain chain, int all)
+{
+	struct fw_rule *r;
+	size_t i;
+
+	for (i = 0; i < sizeof(fw_nd) / sizeof(fw_nd[0]); i++) {
+		if (!all && !fw_nd[i].neighbour)
+			continue;
+		r = fw_add(l, chain, FW_ACCEPT, "IPv6 neighbour discovery: %s",
+		    fw_nd[i].name);
+		r->nfproto = NFPROTO_IPV6;
+		r->l4proto = IPPROTO_ICMPV6;
+		r->icmp6type = fw_nd[i].type;
+		r->icmp6name = fw_nd[i].name;
+	}
+}
+
 /* The rules cfg makes, in order.  Returns -1 when they do not fit. */
 static int
 fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
@@ -295,15 +336,6 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 		    "everything else, IPv6: ICMPv6 admin-prohibited" },
 	};
 	static const int dnsprotos[] = { IPPROTO_UDP, IPPROTO_TCP };
-	static const struct {
-		int		 type;
-		const char	*name;
-	} nd[] = {
-		{ 133, "nd-router-solicit" },
-		{ 135, "nd-neighbor-solicit" },
-		{ 136, "nd-neighbor-advert" },
-		{ 143, "mld2-listener-report" },
-	};
 	struct fw_rule *r;
 	char t[INET6_ADDRSTRLEN + 16];
 	size_t i;
@@ -328,14 +360,7 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 	    (unsigned long)cfg->uid);
 	r->skuid_op = 1;
 	/* The kernel's own neighbour discovery has no socket, no owner. */
-	for (i = 0; i < sizeof(nd) / sizeof(nd[0]); i++) {
-		r = fw_add(l, FW_OUTPUT, FW_ACCEPT, "IPv6 neighbour "
-		    "discovery: %s", nd[i].name);
-		r->nfproto = NFPROTO_IPV6;
-		r->l4proto = IPPROTO_ICMPV6;
-		r->icmp6type = nd[i].type;
-		r->icmp6name = nd[i].name;
-	}
+	fw_accept_nd(l, FW_OUTPUT, 1);
 	if (cfg->dns_to_set)
 		fw_accept_net(l, FW_OUTPUT, &cfg->dns_to,
 		    "the DNS filter at");
@@ -468,6 +493,46 @@ fw_vm_rules(const struct hostfw_vm *vm, struct fw_list *l)
 	    "microVM: dropped");
 	r->oifname = vm->tap;
 	r->counter = "vm_forward_dropped";
+	return l->full ? -1 : 0;
+}
+
+/*
+ * The rules of a sandbox container's table: loopback, the replies of what
+ * it opened, the proxy, the one resolver and the allowed networks; the
+ * chain drops the rest.
+ */
+static int
+fw_sandbox_rules(const struct hostfw_sandbox *sb, struct fw_list *l)
+{
+	struct fw_rule *r;
+	char t[INET6_ADDRSTRLEN + 16];
+	size_t i;
+	int v6;
+
+	memset(l, 0, sizeof(*l));
+	r = fw_add(l, FW_SANDBOX_OUTPUT, FW_ACCEPT, "loopback");
+	r->oif_lo = 1;
+	r = fw_add(l, FW_SANDBOX_OUTPUT, FW_ACCEPT,
+	    "replies and related traffic of accepted connections");
+	r->ct_estrel = 1;
+	r = fw_add(l, FW_SANDBOX_OUTPUT, FW_ACCEPT, "the proxy at %s",
+	    fw_net_text(&sb->proxy, t, sizeof(t)));
+	r->nfproto = fw_nfproto(&sb->proxy);
+	r->daddr = &sb->proxy;
+	r->l4proto = IPPROTO_TCP;
+	r->dport = sb->proxy.port;
+	v6 = sb->proxy.family == AF_INET6;
+	if (sb->dns_set) {
+		fw_accept_net(l, FW_SANDBOX_OUTPUT, &sb->dns, "the resolver");
+		v6 |= sb->dns.family == AF_INET6;
+	}
+	for (i = 0; i < sb->nallow; i++) {
+		fw_accept_net(l, FW_SANDBOX_OUTPUT, &sb->allow[i], "allowed:");
+		v6 |= sb->allow[i].family == AF_INET6;
+	}
+	/* an IPv6 next hop needs neighbour discovery (IPv4's ARP is not IP) */
+	if (v6)
+		fw_accept_nd(l, FW_SANDBOX_OUTPUT, 0);
 	return l->full ? -1 : 0;
 }
 
@@ -605,9 +670,10 @@ fw_print_table(const struct fw_table *t, const struct fw_list *l, uid_t uid,
 		    !fw_chain_used(l, (enum fw_chain)c))
 			continue;
 		fprintf(out, "%s\tchain %s {\n\t\ttype %s hook %s%s priority "
-		    "%s; policy accept;\n", first ? "" : "\n",
+		    "%s; policy %s;\n", first ? "" : "\n",
 		    fw_chains[c].name, fw_chains[c].type,
-		    fw_chains[c].hook_text, dev, fw_chains[c].prio_text);
+		    fw_chains[c].hook_text, dev, fw_chains[c].prio_text,
+		    fw_chains[c].drop ? "drop" : "accept");
 		first = 0;
 		for (i = 0; i < l->n; i++) {
 			if (l->r[i].chain != c)
@@ -619,16 +685,25 @@ fw_print_table(const struct fw_table *t, const struct fw_list *l, uid_t uid,
 	fputs("}\n", out);
 }
 
+/* A list for rules, the caller's to free; NULL (why). */
+static struct fw_list *
+fw_list_new(char *why, size_t whylen)
+{
+	struct fw_list *l;
+
+	if ((l = malloc(sizeof(*l))) == NULL)
+		snprintf(why, whylen, "out of memory");
+	return l;
+}
+
 /* The rules of cfg, the caller's to free; NULL (why). */
 static struct fw_list *
 fw_make(const struct hostfw_config *cfg, char *why, size_t whylen)
 {
 	struct fw_list *l;
 
-	if ((l = malloc(sizeof(*l))) == NULL) {
-		snprintf(why, whylen, "out of memory");
+	if ((l = fw_list_new(why, whylen)) == NULL)
 		return NULL;
-	}
 	if (fw_rules(cfg, l) != 0) {
 		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
 		free(l);
@@ -646,6 +721,24 @@ hostfw_print(const struct hostfw_config *cfg, FILE *out, char *why,
 	if ((l = fw_make(cfg, why, whylen)) == NULL)
 		return -1;
 	fw_print_table(&fw_enforce_table, l, cfg->uid, out);
+	free(l);
+	return 0;
+}
+
+int
+hostfw_sandbox_print(const struct hostfw_sandbox *sb, FILE *out, char *why,
+    size_t whylen)
+{
+	struct fw_list *l;
+
+	if ((l = fw_list_new(why, whylen)) == NULL)
+		return -1;
+	if (fw_sandbox_rules(sb, l) != 0) {
+		snprintf(why, whylen, "more than %d rules", FW_RULES_MAX);
+		free(l);
+		return -1;
+	}
+	fw_print_table(&fw_sandbox_table, l, 0, out);
 	free(l);
 	return 0;
 }
@@ -1157,7 +1250,8 @@ fw_batch_ruleset(struct fw_batch *fb, const struct fw_table *tbl,
 		nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, fw_chains[c].type);
 		nftnl_chain_set_u32(ch, NFTNL_CHAIN_HOOKNUM, fw_chains[c].hook);
 		nftnl_chain_set_s32(ch, NFTNL_CHAIN_PRIO, fw_chains[c].prio);
-		nftnl_chain_set_u32(ch, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+		nftnl_chain_set_u32(ch, NFTNL_CHAIN_POLICY,
+		    fw_chains[c].drop ? NF_DROP : NF_ACCEPT);
 		if (tbl->dev != NULL)
 			nftnl_chain_set_str(ch, NFTNL_CHAIN_DEV, tbl->dev);
 		nftnl_chain_nlmsg_build_payload(fw_batch_msg(fb, tbl->family,

@@ -55,6 +55,29 @@ struct hostfw_config {
 	struct hostfw_net	 dns_to; /* an address and a port */
 };
 
+/*
+ * The egress table of a sandbox container, inet intutic in the container's
+ * own network namespace (the entrypoint of the sandbox image installs it):
+ * its output chain drops what no rule accepts, and accepts loopback, the
+ * replies of what it opened, the proxy (TCP to its address and port), the
+ * resolver when one is set (TCP and UDP to its port) and the allowed
+ * networks; with an IPv6 destination, neighbour discovery too.
+ */
+struct hostfw_sandbox {
+	struct hostfw_net	 proxy;		/* address and port */
+	int			 dns_set;
+	struct hostfw_net	 dns;		/* address and port */
+	struct hostfw_net	 allow[HOSTFW_ALLOW_MAX];
+	size_t			 nallow;
+};
+
+/*
+ * Writes the table that sb makes to out as `nft list table` lists it, which
+ * is what `nft -f` reads.  Returns 0, or -1 (why).
+ */
+int	 hostfw_sandbox_print(const struct hostfw_sandbox *sb, FILE *out,
+	    char *why, size_t whylen);
+
 /* 1: the table is there; 0: it is not; -1: cannot tell (why). */
 int	 hostfw_active(char *why, size_t whylen);
 

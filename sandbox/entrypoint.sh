@@ -2,19 +2,18 @@
 # intutic-entrypoint — the entrypoint of the intutic sandbox image.
 #
 # Run as root by `intutic exec --sandbox` with only NET_ADMIN, SETUID,
-# SETGID, SETPCAP and CHOWN (for the home tmpfs).  It installs a default-deny egress table (nftables,
-# inet: IPv4 and IPv6), checks that the table is what it asked for, drops
-# every capability (the bounding set included), becomes the unprivileged
-# user sandbox and exec()s the command.  Whatever goes wrong before the
-# exec, nothing runs: exit 125 with one line on stderr (2: no command).
+# SETGID, SETPCAP and CHOWN (for the home tmpfs).  It installs the egress
+# table the launcher made (nftables, inet: IPv4 and IPv6; it drops whatever
+# its rules do not accept), checks that what the kernel holds is exactly
+# that table by asking nft for the ruleset in JSON, drops every capability
+# (the bounding set included), becomes the unprivileged user sandbox and
+# exec()s the command.  Whatever goes wrong before the exec, nothing runs:
+# exit 125 with one line on stderr (2: no command).
 #
 # Environment (set by the launcher, values passed by name):
-#   INTUTIC_SANDBOX_PROXY    ADDR:PORT of the proxy as the container sees it:
-#                            an IPv4 address, [IPv6], or a name resolved once
-#                            (getent) before the firewall goes up.  Required.
-#   INTUTIC_SANDBOX_DNS      the one resolver allowed (UDP and TCP 53), an
-#                            address.  Unset: no DNS at all.
-#   INTUTIC_SANDBOX_ALLOW    CIDR[,CIDR...]: more destinations allowed.
+#   INTUTIC_SANDBOX_RULESET  the table inet intutic in nft syntax, as
+#                            `intutic enforce container` prints it.
+#                            Required.
 #   INTUTIC_SANDBOX_WORKDIR  the directory to run in (a --sandbox-mount);
 #                            default the sandbox home.
 #   HTTP_PROXY, HTTPS_PROXY... are passed on untouched.
@@ -30,8 +29,9 @@ SANDBOX_GID=1000
 SANDBOX_HOME=/sandbox/home
 EXIT_SETUP=125			# the sandbox could not be set up: nothing ran
 EXIT_USAGE=2
-ALLOW_MAX=64			# CIDRs in INTUTIC_SANDBOX_ALLOW
+RULESET_MAX=65536		# bytes of INTUTIC_SANDBOX_RULESET
 TABLE='inet intutic'
+TAB=$(printf '\t')
 
 me=intutic-entrypoint
 
@@ -46,253 +46,86 @@ if test $# = 0; then
 	exit "$EXIT_USAGE"
 fi
 
-# --- validating addresses -------------------------------------------------------
+# --- the table ------------------------------------------------------------------------
 
-# is_ipv4 ADDR: a dotted quad, each part 0-255 without leading zeros.
-is_ipv4 () {
-	case $1 in
-	*[!0-9.]*|.*|*.|*..*)	return 1 ;;
-	esac
-	v4_ifs=$IFS
-	IFS=.
-	# shellcheck disable=SC2086 # split on the dots
-	set -- $1
-	IFS=$v4_ifs
-	test $# = 4 || return 1
-	for v4_part in "$@"; do
-		case $v4_part in
-		''|0?*)	return 1 ;;
-		esac
-		test "${#v4_part}" -le 3 && test "$v4_part" -le 255 || return 1
-	done
-	return 0
-}
-
-# is_ipv6 ADDR: hex digits and colons (an IPv4 tail allowed); nft parses the
-# rest, and the check after the table went in catches what it did not take.
-is_ipv6 () {
-	case $1 in
-	*:*)	;;
-	*)	return 1 ;;
-	esac
-	case $1 in
-	*[!0-9A-Fa-f:.]*|*:::*)	return 1 ;;
-	esac
-	test "${#1}" -le 45
-}
-
-# is_port N: 1-65535.
-is_port () {
-	case $1 in
-	''|*[!0-9]*|0*)	return 1 ;;
-	esac
-	test "${#1}" -le 5 && test "$1" -le 65535
-}
-
-# ipv4_int ADDR: the address as a number.
-ipv4_int () {
-	v4_ifs=$IFS
-	IFS=.
-	# shellcheck disable=SC2086
-	set -- $1
-	IFS=$v4_ifs
-	echo $(( ($1 << 24) + ($2 << 16) + ($3 << 8) + $4 ))
-}
-
-# --- the inputs -------------------------------------------------------------------
-
-# The proxy: ADDR:PORT, [V6]:PORT or NAME:PORT.
-proxy=${INTUTIC_SANDBOX_PROXY:-}
-test -n "$proxy" ||
-	die "INTUTIC_SANDBOX_PROXY is not set (ADDR:PORT of the intutic proxy): refusing to run without it"
-case $proxy in
-\[*\]:*)
-	proxy_host=${proxy%]:*}
-	proxy_host=${proxy_host#\[}
-	proxy_port=${proxy##*]:} ;;
-*:*:*)
-	die "INTUTIC_SANDBOX_PROXY '$proxy': an IPv6 address goes in brackets, [ADDR]:PORT" ;;
-*:*)
-	proxy_host=${proxy%:*}
-	proxy_port=${proxy##*:} ;;
-*)
-	die "INTUTIC_SANDBOX_PROXY '$proxy': expected ADDR:PORT" ;;
-esac
-is_port "$proxy_port" ||
-	die "INTUTIC_SANDBOX_PROXY '$proxy': bad port '$proxy_port'"
-if is_ipv4 "$proxy_host" || is_ipv6 "$proxy_host"; then
-	proxy_addr=$proxy_host
-else
-	case $proxy_host in
-	''|-*|*[!A-Za-z0-9.-]*)
-		die "INTUTIC_SANDBOX_PROXY '$proxy': '$proxy_host' is neither an address nor a host name" ;;
-	esac
-	test "${#proxy_host}" -le 253 ||
-		die "INTUTIC_SANDBOX_PROXY '$proxy': host name too long"
-	# Resolved once, now, before the firewall: the table holds the address.
-	proxy_addr=$(getent ahostsv4 "$proxy_host" 2>/dev/null | awk 'NR == 1 { print $1 }')
-	test -n "$proxy_addr" ||
-		proxy_addr=$(getent hosts "$proxy_host" 2>/dev/null | awk 'NR == 1 { print $1 }')
-	test -n "$proxy_addr" ||
-		die "cannot resolve the proxy's host '$proxy_host' (INTUTIC_SANDBOX_PROXY)"
-	is_ipv4 "$proxy_addr" || is_ipv6 "$proxy_addr" ||
-		die "the proxy's host '$proxy_host' resolved to '$proxy_addr', not an address"
-fi
-
-dns=${INTUTIC_SANDBOX_DNS:-}
-if test -n "$dns"; then
-	is_ipv4 "$dns" || is_ipv6 "$dns" ||
-		die "INTUTIC_SANDBOX_DNS '$dns': expected an IPv4 or IPv6 address"
-fi
-
-# family ADDR: ip or ip6, the nft keyword.
-family () {
-	if is_ipv4 "$1"; then echo ip; else echo ip6; fi
-}
-
-# The rules, one a line, in the order they go into the chain; and, for the
-# check, the lines `nft list` must show for them (an IPv4 address or CIDR
-# is shown as written, once validated; an IPv6 one in nft's own spelling,
-# matched by its shape).
-if ! rules=$(mktemp) || ! expect=$(mktemp); then
-	die "cannot make a temporary file"
-fi
-trap 'rm -f "$rules" "$expect"' EXIT
-n_rules=0
-
-# rule TEXT PATTERN: TEXT goes into the chain; the listing must have
-# exactly one line matching the ERE PATTERN for it.
-rule () {
-	printf '\t\t%s\n' "$1" >>"$rules"
-	printf '%s\n' "$2" >>"$expect"
-	n_rules=$((n_rules + 1))
-}
-
-# addr_pattern ADDR: an ERE for ADDR as nft lists it.
-addr_pattern () {
-	if is_ipv4 "$1"; then
-		printf '%s\n' "$1" | sed 's/\./\\./g'
-	else
-		echo '[0-9a-f:.]+'
-	fi
-}
-
-rule 'oifname "lo" accept' '^oifname "lo" accept$'
-rule 'ct state established,related accept' '^ct state established,related accept$'
-has_v6=
-fam=$(family "$proxy_addr")
-test "$fam" = ip || has_v6=1
-pat=$(addr_pattern "$proxy_addr")
-rule "$fam daddr $proxy_addr tcp dport $proxy_port accept" \
-    "^$fam daddr $pat tcp dport $proxy_port accept\$"
-if test -n "$dns"; then
-	fam=$(family "$dns")
-	test "$fam" = ip || has_v6=1
-	pat=$(addr_pattern "$dns")
-	rule "$fam daddr $dns udp dport 53 accept" "^$fam daddr $pat udp dport 53 accept\$"
-	rule "$fam daddr $dns tcp dport 53 accept" "^$fam daddr $pat tcp dport 53 accept\$"
-fi
-
-allow=${INTUTIC_SANDBOX_ALLOW:-}
-n_allow=0
-if test -n "$allow"; then
-	case $allow in
-	,*|*,|*,,*)	die "INTUTIC_SANDBOX_ALLOW '$allow': an empty item" ;;
-	esac
-	rest=$allow
-	while test -n "$rest"; do
-		cidr=${rest%%,*}
-		case $rest in
-		*,*)	rest=${rest#*,} ;;
-		*)	rest= ;;
-		esac
-		n_allow=$((n_allow + 1))
-		test "$n_allow" -le "$ALLOW_MAX" ||
-			die "INTUTIC_SANDBOX_ALLOW: more than $ALLOW_MAX items"
-		case $cidr in
-		*/)	die "INTUTIC_SANDBOX_ALLOW: bad prefix length in '$cidr'" ;;
-		*/*)	net=${cidr%/*}; len=${cidr#*/} ;;
-		*)	net=$cidr; len= ;;
-		esac
-		case $len in
-		*[!0-9]*|0?*)
-			die "INTUTIC_SANDBOX_ALLOW: bad prefix length in '$cidr'" ;;
-		esac
-		if is_ipv4 "$net"; then
-			test "${len:-32}" -le 32 ||
-				die "INTUTIC_SANDBOX_ALLOW: bad prefix length in '$cidr'"
-			if test "${len:-32}" -lt 32; then
-				i=$(ipv4_int "$net")
-				mask=$(( (0xffffffff << (32 - len)) & 0xffffffff ))
-				test $((i & mask)) = "$i" ||
-					die "INTUTIC_SANDBOX_ALLOW: '$cidr' has host bits set"
-				shown=$net/$len
-			else
-				shown=$net
-			fi
-			rule "ip daddr $cidr accept" \
-			    "^ip daddr $(printf '%s\n' "$shown" | sed 's/\./\\./g') accept\$"
-		elif is_ipv6 "$net"; then
-			test "${len:-128}" -le 128 ||
-				die "INTUTIC_SANDBOX_ALLOW: bad prefix length in '$cidr'"
-			rule "ip6 daddr $cidr accept" '^ip6 daddr [0-9a-f:.]+(/[0-9]+)? accept$'
-			has_v6=1
-		else
-			die "INTUTIC_SANDBOX_ALLOW: '$cidr' is not an IPv4 or IPv6 CIDR"
-		fi
-	done
-fi
-
-# An IPv6 destination needs neighbour discovery to reach its next hop
-# (IPv4's ARP does not go through this table); ND packets stay on the link.
-if test -n "$has_v6"; then
-	rule 'icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept' \
-	    '^icmpv6 type \{ nd-neighbor-solicit, nd-neighbor-advert \} accept$'
-fi
-
-# --- the table ----------------------------------------------------------------------
-
+ruleset=${INTUTIC_SANDBOX_RULESET:-}
+test -n "$ruleset" ||
+	die "INTUTIC_SANDBOX_RULESET is not set (the egress table, as 'intutic enforce container --proxy ADDR:PORT' prints it): refusing to run without it"
+test "${#ruleset}" -le "$RULESET_MAX" ||
+	die "INTUTIC_SANDBOX_RULESET: more than $RULESET_MAX bytes"
 command -v nft >/dev/null 2>&1 || die "nft (nftables) is not in the image"
+command -v jq >/dev/null 2>&1 || die "jq is not in the image (it checks the table nft lists)"
 command -v capsh >/dev/null 2>&1 || die "capsh (libcap) is not in the image"
+
+# The rules asked for: the lines of the table's chain, as nft lists them
+# (two tabs in, the chain's type line aside).
+want=$(printf '%s\n' "$ruleset" | sed -n "s/^$TAB$TAB//p" | grep -v '^type ')
+test -n "$want" || die "INTUTIC_SANDBOX_RULESET: no rules (not a table as 'intutic enforce container' prints it)"
 
 # One transaction: the table comes in whole or not at all (an older table
 # of that name, from an earlier start of the same container, goes).
-{
-	printf '%s\n' "table $TABLE" "delete table $TABLE" "table $TABLE {" \
-	    '	chain output {' \
-	    '		type filter hook output priority 0; policy drop;'
-	cat "$rules"
-	printf '%s\n' '	}' '}'
-} | nft -f - 2>"$rules.err" || {
-	err=$(head -n 3 "$rules.err" | tr '\n' ' ')
-	rm -f "$rules.err"
+err=$(printf '%s\n' "table $TABLE" "delete table $TABLE" "$ruleset" |
+    nft -f - 2>&1 >/dev/null) || {
+	err=$(printf '%s\n' "$err" | head -n 3 | tr '\n' ' ')
 	die "cannot install the egress firewall (needs CAP_NET_ADMIN): $err"
 }
-rm -f "$rules.err"
 
-# The check: the table is there with one chain, the output hook, policy
-# drop, and exactly the rules asked for, no other.
-# shellcheck disable=SC2086 # "inet intutic" is two words
-listing=$(nft list table $TABLE 2>/dev/null) ||
-	die "the egress firewall is not in place after installing it"
-body=$(printf '%s\n' "$listing" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' |
-    grep -v -e '^table inet intutic {$' -e '^chain output {$' -e '^}$' -e '^$')
-test "$(printf '%s\n' "$listing" | grep -c '^[[:space:]]*chain ')" = 1 ||
-	die "egress firewall check: table $TABLE does not have exactly one chain"
-printf '%s\n' "$body" | grep -qx 'type filter hook output priority filter; policy drop;' ||
-	printf '%s\n' "$body" | grep -qx 'type filter hook output priority 0; policy drop;' ||
-	die "egress firewall check: the output chain does not drop by default"
-got=$(printf '%s\n' "$body" | grep -vc '^type filter hook ')
-test "$got" = "$n_rules" ||
-	die "egress firewall check: $got rules listed, $n_rules installed"
-while IFS= read -r want; do
-	test "$(printf '%s\n' "$body" | grep -Ec -e "$want")" -ge 1 ||
-		die "egress firewall check: no rule matching '$want'"
-done <"$expect"
-printf '%s\n' "$body" | grep -v '^type filter hook ' | grep -qv ' accept$' &&
-	die "egress firewall check: a rule that does not end in accept"
-rm -f "$rules" "$expect"
-trap - EXIT
+# The check, on the whole ruleset as nft gives it in JSON: one table, inet
+# intutic, with one chain (filter, the output hook, priority 0, policy
+# drop), whose rules, written back in nft's syntax, are those asked for, in
+# that order, each ending in accept.
+# shellcheck disable=SC2016 # a jq program
+jq_check='
+def fail(m): error("egress firewall check: " + m);
+def value:
+  if type == "object" and has("prefix") then "\(.prefix.addr)/\(.prefix.len)"
+  elif type == "array" then map(tostring) | join(",")
+  else tostring end;
+def lhs:
+  if has("payload") then "\(.payload.protocol) \(.payload.field)"
+  elif has("meta") then
+    (if .meta.key == "oif" or .meta.key == "oifname" then .meta.key
+     else "meta \(.meta.key)" end)
+  elif has("ct") then "ct \(.ct.key)"
+  else fail("a rule matches on \(keys[0])") end;
+def expr:
+  if has("match") then
+    .match | (.left | lhs) as $l |
+    if .op != "==" and .op != "in" then fail("a rule compares with \(.op)")
+    elif $l == "oif" or $l == "oifname" then "\($l) \"\(.right)\""
+    else "\($l) \(.right | value)" end
+  elif has("accept") then "accept"
+  else fail("a rule has a \(keys[0]) statement") end;
+[.nftables[] | keys[0]] as $kinds |
+($kinds - ["metainfo", "table", "chain", "rule"]) as $other |
+if ($other | length) > 0 then fail("the ruleset holds a \($other[0])") else . end |
+[.nftables[] | .table // empty] as $t |
+if ($t | length) != 1 or $t[0].family != "inet" or $t[0].name != "intutic" then
+  fail("the ruleset is not the one table inet intutic")
+else . end |
+[.nftables[] | .chain // empty] as $c |
+if ($c | length) != 1 then fail("table inet intutic does not have exactly one chain")
+elif $c[0].type != "filter" or $c[0].hook != "output" or $c[0].prio != 0 then
+  fail("its chain is not a filter on the output hook at priority 0")
+elif $c[0].policy != "drop" then fail("the output chain does not drop by default")
+else . end |
+.nftables[] | .rule // empty |
+if (.expr[-1] | has("accept")) | not then fail("a rule does not end in accept")
+else . end |
+([.expr[] | expr] | join(" ")) +
+  (if .comment then " comment \"\(.comment)\"" else "" end)
+'
+got=$(nft -j list ruleset 2>&1 | jq -r "$jq_check" 2>&1) || {
+	got=$(printf '%s\n' "$got" | sed 's/^jq: error ([^)]*): //' | head -n 1)
+	die "${got:-egress firewall check: nft cannot list the ruleset in JSON}"
+}
+if test "$got" != "$want"; then
+	first=$(printf '%s\n' "$got" | awk -v want="$want" '
+	    BEGIN { n = split(want, w, "\n") }
+	    $0 != w[NR] { print "rule " NR ": listed \"" $0 "\", asked for \"" w[NR] "\""; f = 1; exit }
+	    END { if (!f && NR != n) print NR " rules listed, " n " asked for" }')
+	die "egress firewall check: the table is not the one asked for: $first"
+fi
 
 # --- the agent ------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@
 
 #include "argv.h"
 #include "backend.h"
+#include "hostfw.h"
 #include "intutic.h"
 #include "log.h"
 #include "spawn.h"
@@ -411,6 +412,61 @@ oci_shipped_args(char *seccomp, size_t seclen, char *resolv, size_t reslen)
 	return 0;
 }
 
+/*
+ * The container's egress table in nft syntax (hostfw.c makes it, as it
+ * makes the host's): the proxy at the bridge's gateway and the
+ * --sandbox-allow networks.  *out is the caller's to free.  Returns 0, or
+ * -1 (said).
+ */
+static int
+oci_ruleset(const struct exec_run *run, const struct oci *c, char **out)
+{
+	const struct exec_opts *o = run->o;
+	struct hostfw_sandbox *sb;
+	char proxy[96], why[HOSTFW_WHY_MAX];
+	size_t i, len;
+	FILE *f;
+	int r = -1;
+
+	*out = NULL;
+	if ((sb = calloc(1, sizeof(*sb))) == NULL) {
+		error("out of memory");
+		return -1;
+	}
+	snprintf(proxy, sizeof(proxy), "%s:%u", c->gateway, run->loc->port);
+	if (hostfw_net_parse(proxy, 1, &sb->proxy) != 0) {
+		error("the proxy's address in the container, '%s', is not an "
+		    "ADDR:PORT; nothing was run", proxy);
+		goto out;
+	}
+	for (i = 0; i < o->nallow_cidr && i < HOSTFW_ALLOW_MAX; i++)
+		if (hostfw_net_parse(o->allow_cidr[i], 0,
+		    &sb->allow[sb->nallow++]) != 0) {
+			error("--sandbox-allow: '%s' is not a CIDR[:PORT]; "
+			    "nothing was run", o->allow_cidr[i]);
+			goto out;
+		}
+	if ((f = open_memstream(out, &len)) == NULL) {
+		error("out of memory");
+		goto out;
+	}
+	if (hostfw_sandbox_print(sb, f, why, sizeof(why)) != 0)
+		error("the container's egress table: %s; nothing was run", why);
+	else
+		r = 0;
+	if (fclose(f) != 0 && r == 0) {
+		error("out of memory");
+		r = -1;
+	}
+ out:
+	if (r != 0) {
+		free(*out);
+		*out = NULL;
+	}
+	free(sb);
+	return r;
+}
+
 int
 oci_run(const struct exec_run *run)
 {
@@ -421,7 +477,7 @@ oci_run(const struct exec_run *run)
 	char **argv, **envp = NULL;
 	char label_run[128], label_ver[64], name[96], host[160], why[256];
 	char home[128], mounts[EXEC_LIST_MAX][2 * PATH_MAX + 8];
-	char allow[EXEC_LIST_MAX * 48], proxy_addr[96], memory[32], cpus[32];
+	char *ruleset = NULL, memory[32], cpus[32];
 	char pids[32], workdir[PATH_MAX], *names[EXEC_ENV_MAX + 32];
 	char seccomp[PATH_MAX + 16], resolv[PATH_MAX + 32];
 	size_t i, nnames = 0;
@@ -439,19 +495,12 @@ oci_run(const struct exec_run *run)
 		    sizeof(why)) != 0)
 			return EXIT_USAGE;
 	if (oci_shipped_args(seccomp, sizeof(seccomp), resolv,
-	    sizeof(resolv)) != 0 || oci_image(o, &c) != 0)
+	    sizeof(resolv)) != 0 || oci_image(o, &c) != 0 ||
+	    oci_ruleset(run, &c, &ruleset) != 0)
 		return EXIT_CANNOT_RUN;
 
-	snprintf(proxy_addr, sizeof(proxy_addr), "%s:%u", c.gateway,
-	    run->loc->port);
-	allow[0] = '\0';
-	for (i = 0; i < o->nallow_cidr; i++)
-		snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow),
-		    "%s%s", i > 0 ? "," : "", o->allow_cidr[i]);
 	if (exec_env(run, &e, OCI_HOST_NAME, run->loc->port, 0) != 0 ||
-	    envv_set(&e, "INTUTIC_SANDBOX_PROXY", proxy_addr) != 0 ||
-	    (allow[0] != '\0' &&
-	    envv_set(&e, "INTUTIC_SANDBOX_ALLOW", allow) != 0) ||
+	    envv_set(&e, "INTUTIC_SANDBOX_RULESET", ruleset) != 0 ||
 	    (workdir[0] != '\0' &&
 	    envv_set(&e, "INTUTIC_SANDBOX_WORKDIR", workdir) != 0) ||
 	    (envp = oci_environ(&e)) == NULL) {
@@ -554,6 +603,7 @@ oci_run(const struct exec_run *run)
 		    "command itself exited 125", c.name);
 	r = st < 0 ? EXIT_CANNOT_RUN : st;
  out:
+	free(ruleset);
 	argvb_free(&ab);
 	for (i = 0; i < nnames; i++)
 		free(names[i]);

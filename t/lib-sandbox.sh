@@ -48,7 +48,7 @@
 #                            the test's limits, through start_proxy's proxy:
 #                            out, err and rc
 #   sandbox_proxy_env [ADDR:PORT]
-#                            export INTUTIC_SANDBOX_PROXY and the *_PROXY
+#                            export INTUTIC_SANDBOX_RULESET and the *_PROXY
 #                            variables for the proxy on the gateway
 #   sandbox_gateway6         the bridge's IPv6 link-local address (after a
 #                            container ran), on stdout
@@ -62,14 +62,14 @@
 # SANDBOX_GATEWAY (podman's bridge gateway, 10.88.0.1), SANDBOX_FAR_ADDR,
 # SANDBOX_DNS_ADDR, SANDBOX_ENVELOPE (the launcher's run flags), CONTAINERS_CONF.
 #
-# The base image: `debootstrap --variant=minbase bookworm` with nftables,
-# libcap2-bin, bash, curl and ca-certificates included, so that the
-# Dockerfile installs nothing.  The tree is kept as a tarball in
-# $SANDBOX_TEST_CACHE (default /var/cache/intutic-tests), made once (a
+# The base image: `debootstrap --variant=minbase bookworm` with the
+# packages of SANDBOX_BASE_PACKAGES included, so that the Dockerfile
+# installs nothing.  The tree is kept as a tarball in $SANDBOX_TEST_CACHE
+# (default /var/cache/intutic-tests), named after that list, made once (a
 # minute or two, from the mirror in /etc/apt/sources.list{,.d}, before the
 # script enters its namespace: the only traffic that leaves the machine, a
 # package download like apt-get's), and imported into podman's own storage
-# as localhost/intutic-test-base:bookworm when that image is missing.
+# as localhost/intutic-test-base:<suite>-<key> when that image is missing.
 # Remove the tarball and the image to build them again.
 #
 # Network rule: the containers and every server live in the script's
@@ -89,13 +89,16 @@ SANDBOX_CPUS=1			# --cpus
 
 # --- names ------------------------------------------------------------------
 SANDBOX_SUITE=bookworm
-SANDBOX_BASE_IMAGE=localhost/intutic-test-base:$SANDBOX_SUITE
+SANDBOX_BASE_PACKAGES=nftables,jq,libcap2-bin,bash,curl,ca-certificates
+# another list, another tarball and image
+test_sandbox_key_=$SANDBOX_SUITE-$(printf '%s' "$SANDBOX_BASE_PACKAGES" | cksum | awk '{ print $1 }')
+SANDBOX_BASE_IMAGE=localhost/intutic-test-base:$test_sandbox_key_
 SANDBOX_IMAGE=localhost/intutic/sandbox:test-$test_name_
 SANDBOX_FAR_ADDR=10.99.0.2	# a host a container reaches, never allowed
 SANDBOX_DNS_ADDR=10.99.0.53	# the containers' resolver
 SANDBOX_GATEWAY=10.88.0.1	# read again from podman by sandbox_setup
 : "${SANDBOX_TEST_CACHE:=/var/cache/intutic-tests}"
-test_sandbox_tarball_=$SANDBOX_TEST_CACHE/base-$SANDBOX_SUITE.tar.gz
+test_sandbox_tarball_=$SANDBOX_TEST_CACHE/base-$test_sandbox_key_.tar.gz
 CONTAINERS_CONF=$TEST_DATA/sandbox/containers.conf
 export CONTAINERS_CONF SANDBOX_IMAGE SANDBOX_BASE_IMAGE SANDBOX_FAR_ADDR \
     SANDBOX_DNS_ADDR SANDBOX_GATEWAY
@@ -109,7 +112,7 @@ export CONTAINERS_CONF SANDBOX_IMAGE SANDBOX_BASE_IMAGE SANDBOX_FAR_ADDR \
 SANDBOX_SECCOMP=$top_srcdir/sandbox/seccomp.json
 SANDBOX_ENVELOPE="--cap-drop=ALL --cap-add=NET_ADMIN --cap-add=SETUID --cap-add=SETGID --cap-add=SETPCAP --cap-add=CHOWN --security-opt=no-new-privileges --security-opt seccomp=$SANDBOX_SECCOMP --read-only --tmpfs /tmp --tmpfs /run --tmpfs /sandbox/home:mode=0700 --init --pids-limit $SANDBOX_PIDS --memory $SANDBOX_MEMORY --cpus $SANDBOX_CPUS"
 # Passed by name (-e NAME) when set, as the launcher does.
-SANDBOX_ENV_NAMES="INTUTIC_SANDBOX_PROXY INTUTIC_SANDBOX_DNS INTUTIC_SANDBOX_ALLOW INTUTIC_SANDBOX_WORKDIR HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy NO_PROXY no_proxy"
+SANDBOX_ENV_NAMES="INTUTIC_SANDBOX_RULESET INTUTIC_SANDBOX_WORKDIR HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy NO_PROXY no_proxy"
 
 test_sandbox_atexit_=
 test_sandbox_n_=0
@@ -144,13 +147,13 @@ test_sandbox_tarball_build_ () {
 		rm -rf "$dir"
 		trap "rm -rf \"$dir\" \"$1.tmp\"" EXIT
 		debootstrap --variant=minbase \
-		    --include=nftables,libcap2-bin,bash,curl,ca-certificates \
+		    --include="$5" \
 		    "$3" "$dir" "$4" >"$2/debootstrap.log" 2>&1
 		rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
 		tar -C "$dir" --numeric-owner -czf "$1.tmp" .
 		mv "$1.tmp" "$1"
 	' sh "$test_sandbox_tarball_" "$SANDBOX_TEST_CACHE" "$SANDBOX_SUITE" \
-	    "$test_sandbox_mirror_" </dev/null >/dev/null 2>&1 || {
+	    "$test_sandbox_mirror_" "$SANDBOX_BASE_PACKAGES" </dev/null >/dev/null 2>&1 || {
 		echo "debootstrap of $SANDBOX_SUITE from $test_sandbox_mirror_ failed (see $SANDBOX_TEST_CACHE/debootstrap.log)" >&2
 		return 1
 	}
@@ -181,8 +184,7 @@ sandbox_isolate_netns () {
 		test_isolate_netns
 		return
 	fi
-	test "$(id -u)" = 0 ||
-		test_skip_all "needs root (network namespaces, podman's bridge)"
+	test_require_root "named network namespaces, podman's bridge"
 	for test_sandbox_tool_ in podman runc nsenter debootstrap nft flock timeout ip; do
 		command -v "$test_sandbox_tool_" >/dev/null 2>&1 ||
 			test_skip_all "needs $test_sandbox_tool_ (scripts/bootstrap installs it)"
@@ -286,23 +288,35 @@ sandbox_setup () {
 }
 
 # sandbox_proxy_env [ADDR:PORT]: the environment the launcher gives the
-# container for the proxy (default $SANDBOX_GATEWAY:$PROXY_PORT):
-# INTUTIC_SANDBOX_PROXY, HTTP_PROXY, HTTPS_PROXY (both cases) and NO_PROXY,
-# exported.
+# container for the proxy (default $SANDBOX_GATEWAY:$PROXY_PORT): the
+# egress table that lets out only the proxy (sandbox_ruleset), HTTP_PROXY,
+# HTTPS_PROXY (both cases) and NO_PROXY, exported.
 sandbox_proxy_env () {
 	test_sandbox_proxy_=${1:-$SANDBOX_GATEWAY:${PROXY_PORT:-}}
 	case $test_sandbox_proxy_ in
 	*:)	echo "sandbox_proxy_env: no proxy was started" >&2; return 1 ;;
 	esac
-	INTUTIC_SANDBOX_PROXY=$test_sandbox_proxy_
+	sandbox_ruleset || return 1
 	HTTP_PROXY=http://$test_sandbox_proxy_
 	HTTPS_PROXY=$HTTP_PROXY
 	http_proxy=$HTTP_PROXY
 	https_proxy=$HTTP_PROXY
 	NO_PROXY=localhost,127.0.0.1,::1
 	no_proxy=$NO_PROXY
-	export INTUTIC_SANDBOX_PROXY HTTP_PROXY HTTPS_PROXY http_proxy https_proxy \
-	    NO_PROXY no_proxy
+	export HTTP_PROXY HTTPS_PROXY http_proxy https_proxy NO_PROXY no_proxy
+}
+
+# sandbox_ruleset [OPTION...]: INTUTIC_SANDBOX_RULESET, exported: the table
+# `intutic enforce container --proxy` makes for the proxy of
+# sandbox_proxy_env, with the OPTIONs (--allow CIDR[:PORT], --dns
+# ADDR:PORT) as well; what the launcher hands the entrypoint.
+sandbox_ruleset () {
+	INTUTIC_SANDBOX_RULESET=$("$INTUTIC" enforce container \
+	    --proxy "$test_sandbox_proxy_" "$@") || {
+		echo "sandbox_ruleset: intutic enforce container failed" >&2
+		return 1
+	}
+	export INTUTIC_SANDBOX_RULESET
 }
 
 # sandbox_run [OPTIONS...] -- COMMAND [ARG...]: run COMMAND in a container of
@@ -392,7 +406,7 @@ start_far_echo () {
 
 # start_far_dns [ZONE] [OPTIONS...]: start_dns on $SANDBOX_DNS_ADDR port 53,
 # the resolver containers get with --dns "$SANDBOX_DNS_ADDR" and
-# INTUTIC_SANDBOX_DNS.  DNS_QUERY_LOG has what it was asked.
+# sandbox_ruleset --dns "$SANDBOX_DNS_ADDR:53".  DNS_QUERY_LOG has what it was asked.
 start_far_dns () {
 	start_dns "$@" --bind "$SANDBOX_DNS_ADDR" --port 53
 }

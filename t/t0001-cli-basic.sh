@@ -227,4 +227,55 @@ test_expect_success 'start --rules without FILE: exit 2' '
 	test_grep "^intutic: start: --rules needs a FILE\$" err
 '
 
+# --- enforce container: the sandbox container's table ----------------------------
+
+test_expect_success 'enforce container: the table a sandbox gets, policy drop, its rules in order' '
+	"$INTUTIC" enforce container --proxy 10.88.0.1:3128 \
+		--allow 10.99.0.7/24 --allow "[fd00::/8]:443" --dns 10.88.0.1:53 >out 2>err &&
+	test_must_be_empty err &&
+	# (the tabs that indent it go: <<- takes them off)
+	cat >expect <<-\EOF &&
+	table inet intutic {
+		chain output {
+			type filter hook output priority filter; policy drop;
+			oif "lo" accept comment "loopback"
+			ct state established,related accept comment "replies and related traffic of accepted connections"
+			ip daddr 10.88.0.1 tcp dport 3128 accept comment "the proxy at 10.88.0.1:3128"
+			ip daddr 10.88.0.1 tcp dport 53 accept comment "the resolver 10.88.0.1:53 tcp"
+			ip daddr 10.88.0.1 udp dport 53 accept comment "the resolver 10.88.0.1:53 udp"
+			ip daddr 10.99.0.0/24 accept comment "allowed: 10.99.0.0/24"
+			ip6 daddr fd00::/8 tcp dport 443 accept comment "allowed: [fd00::/8]:443 tcp"
+			ip6 daddr fd00::/8 udp dport 443 accept comment "allowed: [fd00::/8]:443 udp"
+			icmpv6 type nd-neighbor-solicit accept comment "IPv6 neighbour discovery: nd-neighbor-solicit"
+			icmpv6 type nd-neighbor-advert accept comment "IPv6 neighbour discovery: nd-neighbor-advert"
+		}
+	}
+	EOF
+	sed "s/^[[:space:]]*//" out >actual &&
+	test_cmp expect actual &&
+	"$INTUTIC" enforce container --proxy 10.88.0.1:3128 >out &&
+	test_grep -v "icmpv6|resolver|allowed" out &&
+	test_line_count = 8 out
+'
+
+test_expect_success 'enforce container: bad arguments, exit 2 and what is wrong' '
+	for args in "" "--proxy 10.88.0.1" "--proxy 10.88.0.1:0" "--proxy x:80" \
+	    "--proxy 10.88.0.1:3128 --allow 0.0.0.0/0" \
+	    "--proxy 10.88.0.1:3128 --allow 10.0.0.0/33" \
+	    "--proxy 10.88.0.1:3128 --dns 10.88.0.1" \
+	    "--proxy 10.88.0.1:3128 --nope"
+	do
+		# shellcheck disable=SC2086 # the arguments are words
+		test_expect_code 2 "$INTUTIC" enforce container $args >out 2>err ||
+			{ echo "for: $args" >&2; return 1; }
+		test_must_be_empty out || return 1
+		test_grep "^intutic: enforce( container)?: " err || return 1
+	done &&
+	test_expect_code 2 "$INTUTIC" enforce container --allow 10.0.0.0/8 2>err &&
+	test_grep "proxy ADDR:PORT is required" err &&
+	test_expect_code 2 "$INTUTIC" enforce container --proxy 10.88.0.1:3128 \
+		--allow 0.0.0.0/0 2>err &&
+	test_grep "would let everything out" err
+'
+
 test_done

@@ -104,11 +104,10 @@ test_expect_success 'so is a direct connection to the proxy'"'"'s address on ano
 	test_cmp expect out
 '
 
-test_expect_success 'control: with INTUTIC_SANDBOX_ALLOW naming it, the far host answers' '
+test_expect_success 'control: with its network allowed in the table, the far host answers' '
 	server_mark far &&
 	(
-		INTUTIC_SANDBOX_ALLOW=10.99.0.0/24,fd00::/8 &&
-		export INTUTIC_SANDBOX_ALLOW &&
+		sandbox_ruleset --allow 10.99.0.0/24 --allow fd00::/8 &&
 		sandbox_run -- bash -c "exec 3<>/dev/tcp/$SANDBOX_FAR_ADDR/$FAR_PORT &&
 			echo ping >&3 && read -r line <&3 && echo got \$line"
 	) >out &&
@@ -166,8 +165,7 @@ test_expect_success 'a fork bomb proper is held at the pids limit, ends with the
 test_expect_success 'DNS: the configured resolver answers' '
 	: >"$DNS_QUERY_LOG" &&
 	(
-		INTUTIC_SANDBOX_DNS=$SANDBOX_DNS_ADDR &&
-		export INTUTIC_SANDBOX_DNS &&
+		sandbox_ruleset --dns "$SANDBOX_DNS_ADDR:53" &&
 		sandbox_run --dns "$SANDBOX_DNS_ADDR" -- getent ahostsv4 far.test
 	) >out &&
 	test_grep "^$SANDBOX_FAR_ADDR " out &&
@@ -177,8 +175,7 @@ test_expect_success 'DNS: the configured resolver answers' '
 test_expect_success 'UDP to anything but the resolver is dropped' '
 	: >"$DNS_QUERY_LOG" &&
 	(
-		INTUTIC_SANDBOX_DNS=$SANDBOX_DNS_ADDR &&
-		export INTUTIC_SANDBOX_DNS &&
+		sandbox_ruleset --dns "$SANDBOX_DNS_ADDR:53" &&
 		sandbox_run -- bash -c "
 			if echo x >/dev/udp/$SANDBOX_FAR_ADDR/53; then echo SENT1; fi
 			if echo x >/dev/udp/$SANDBOX_DNS_ADDR/5353; then echo SENT2; fi
@@ -192,7 +189,7 @@ test_expect_success 'UDP to anything but the resolver is dropped' '
 	test_grep "Operation not permitted" err
 '
 
-test_expect_success 'without INTUTIC_SANDBOX_DNS no DNS at all, not even to that resolver' '
+test_expect_success 'without a resolver in the table no DNS at all, not even to that resolver' '
 	: >"$DNS_QUERY_LOG" &&
 	test_must_fail sandbox_run --dns "$SANDBOX_DNS_ADDR" -- getent ahostsv4 far.test >out &&
 	test_must_be_empty out &&
@@ -227,8 +224,7 @@ test_expect_success 'IPv6 egress is dropped (the bridge'"'"'s link-local address
 	(
 		# an IPv6 CIDR allowed, which is not this one: neighbour
 		# discovery passes, the connection must not
-		INTUTIC_SANDBOX_ALLOW=fd00::/8 &&
-		export INTUTIC_SANDBOX_ALLOW &&
+		sandbox_ruleset --allow fd00::/8 &&
 		sandbox_run -- bash -c "TRIES=1 ADDR=$gw6 PORT=$SIX_PORT; $(cat "$TRASH_DIRECTORY/v6-connect.sh")"
 	) >out &&
 	echo "status 124" >expect &&
@@ -240,38 +236,52 @@ test_expect_success 'IPv6 egress is dropped (the bridge'"'"'s link-local address
 test_expect_success 'control: with fe80::/10 allowed, the same IPv6 connection works' '
 	gw6=$(sandbox_gateway6) &&
 	(
-		INTUTIC_SANDBOX_ALLOW=fe80::/10 &&
-		export INTUTIC_SANDBOX_ALLOW &&
+		sandbox_ruleset --allow fe80::/10 &&
 		sandbox_run -- bash -c "TRIES=5 ADDR=$gw6 PORT=$SIX_PORT; $(cat "$TRASH_DIRECTORY/v6-connect.sh")"
 	) >out &&
 	printf "%s\n" "got ping" "status 0" >expect &&
 	test_cmp expect out
 '
 
-test_expect_success 'bad INTUTIC_SANDBOX_PROXY: exit 125, a message, nothing run' '
-	for bad in "" "10.88.0.1" "10.88.0.1:0" "10.88.0.1:65536" "10.88.0.1:x" \
-	    "300.1.2.3:80" "fe80::1:80" "-x:80" "a b:80" "no.such.host.test:80"; do
-		(
-			INTUTIC_SANDBOX_PROXY=$bad &&
-			export INTUTIC_SANDBOX_PROXY &&
-			test_expect_code 125 sandbox_run -- sh -c "echo RAN"
-		) >out 2>err || return 1
-		test_must_be_empty out || return 1
-		test_grep "^intutic-entrypoint: " err || return 1
-	done
-'
+# Rulesets the entrypoint must refuse, each from the one the launcher makes:
+# none at all, TEXT instead, edited by a sed SCRIPT, or with TEXT added.
+cat >bad-rulesets <<'EOF'
+none
+text garbage {
+sed s/policy drop/policy accept/
+sed s/priority filter;/priority 10;/
+sed s/hook output/hook postrouting/
+sed s/\(tcp dport [0-9]*\) accept/\1 counter accept/
+sed s/oif "lo" accept/oif "lo" drop/
+sed s/oif "lo" accept/meta l4proto tcp accept/
+add table inet other {\n\tchain c {\n\t\ttype filter hook output priority 10; policy accept;\n\t}\n}
+add table inet intutic {\n\tchain input {\n\t\ttype filter hook input priority 0; policy accept;\n\t}\n}
+add table inet intutic {\n\tset s {\n\t\ttype ipv4_addr\n\t}\n}
+EOF
 
-test_expect_success 'bad INTUTIC_SANDBOX_DNS or INTUTIC_SANDBOX_ALLOW: exit 125, nothing run' '
-	for bad in DNS=x DNS=1.2.3 ALLOW=10.0.0.1/8 ALLOW=10.0.0.0/33 ALLOW=, \
-	    ALLOW=10.0.0.0/8,,1.2.3.4 ALLOW=host.test ALLOW=10.0.0.0/ ALLOW=fd00::/129; do
+test_expect_success 'a ruleset that is not the launcher'"'"'s: exit 125, a message, nothing run' '
+	good=$INTUTIC_SANDBOX_RULESET &&
+	while IFS= read -r bad
+	do
 		(
-			eval "INTUTIC_SANDBOX_${bad%%=*}=\${bad#*=}" &&
-			export "INTUTIC_SANDBOX_${bad%%=*}" &&
+			case $bad in
+			none)	unset INTUTIC_SANDBOX_RULESET ;;
+			text\ *)
+				INTUTIC_SANDBOX_RULESET=${bad#text } ;;
+			sed\ *)
+				INTUTIC_SANDBOX_RULESET=$(printf "%s\n" "$good" |
+				    sed "${bad#sed }") &&
+				test "$INTUTIC_SANDBOX_RULESET" != "$good" ||
+				{ echo "the edit changed nothing" >&2; exit 1; } ;;
+			add\ *)
+				INTUTIC_SANDBOX_RULESET=$(printf "%s\n%b\n" "$good" "${bad#add }") ;;
+			esac &&
 			test_expect_code 125 sandbox_run -- sh -c "echo RAN"
-		) >out 2>err || { echo "for $bad" >&2; return 1; }
+		) >out 2>err || { echo "for: $bad" >&2; cat err >&2; return 1; }
 		test_must_be_empty out || return 1
 		test_grep "^intutic-entrypoint: " err || return 1
-	done
+		test_diag "$bad: $(cat err)"
+	done <bad-rulesets
 '
 
 test_expect_success 'without CAP_NET_ADMIN the entrypoint refuses: 125, nothing run' '
