@@ -317,10 +317,12 @@ test_expect_success 'a Host header that names another host: 400 host-mismatch, t
 # --- the origin side ---------------------------------------------------------------------
 
 # Two requests for one origin on one client connection, holding it open;
-# after each, the proxy's connections to the origin port as ss(8) sees them
-# (established, destination port the origin's): "1 LOCALPORT".
+# after each, the proxy's connections to the origin port as the kernel's
+# socket table has them (tcpinfo.py: established, destination port the
+# origin's): "1 LOCALPORT".
 cat >reuse.py <<\EOF
-import socket, subprocess, sys
+import socket, sys
+from tcpinfo import established
 proxy, host, port = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 s = socket.create_connection(("127.0.0.1", proxy), timeout=10)
 buf = b""
@@ -345,16 +347,14 @@ for path in ("/", "/bytes/100"):
     s.sendall(("GET http://%s:%d%s HTTP/1.1\r\nHost: %s:%d\r\n\r\n"
                % (host, port, path, host, port)).encode())
     print(response())
-    out = subprocess.run(["ss", "-tnH", "state", "established",
-                          "( dport = :%d )" % port],
-                         capture_output=True, text=True, timeout=10).stdout
-    ports = [l.split()[2].rsplit(":", 1)[1] for l in out.splitlines() if l.strip()]
+    ports = [str(c["sport"]) for c in established(port)]
     print(len(ports), " ".join(ports))
 s.close()
 EOF
 
 test_expect_success 'the origin connection is reused for the same host and port' '
-	python3 reuse.py "$PROXY_PORT" origin.test "$ORIGIN_PORT" >out &&
+	PYTHONPATH=$top_srcdir/t/helpers \
+		python3 reuse.py "$PROXY_PORT" origin.test "$ORIGIN_PORT" >out &&
 	sed -n 1p out >first && sed -n 3p out >second &&
 	echo "HTTP/1.1 200 OK" >expect &&
 	test_cmp expect first &&

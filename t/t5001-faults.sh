@@ -68,20 +68,14 @@ EOF
 # A client that sends half of a Content-Length body, waits until the proxy
 # has the origin connection open, and goes away.
 cat >abort.py <<\EOF
-import socket, subprocess, sys, time
+import socket, sys
+from tcpinfo import wait_established
 proxy, host, port = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 s = socket.create_connection(("127.0.0.1", proxy), timeout=10)
 s.sendall(("POST http://%s:%d/echo HTTP/1.1\r\nHost: %s:%d\r\n"
            "Content-Length: 100000\r\n\r\n" % (host, port, host, port)).encode()
           + b"x" * 50000)
-for _ in range(100):
-    out = subprocess.run(["ss", "-tnH", "state", "established",
-                          "( dport = :%d )" % port],
-                         capture_output=True, text=True, timeout=10).stdout
-    if out.strip():
-        break
-    time.sleep(0.1)
-else:
+if not wait_established(port):
     sys.exit("the proxy never connected to the origin")
 print("upstream open")
 s.close()
@@ -225,7 +219,8 @@ test_expect_success 'a DNS server that never answers (resolver timeout:1 attempt
 test_expect_success 'a client that goes away in the middle of its body: the origin connection is closed' '
 	audit_mark &&
 	wait_upstreams "$ORIGIN_PORT" 0 &&
-	python3 abort.py "$PROXY_PORT" origin.test "$ORIGIN_PORT" >out &&
+	PYTHONPATH=$top_srcdir/t/helpers \
+		python3 abort.py "$PROXY_PORT" origin.test "$ORIGIN_PORT" >out &&
 	echo "upstream open" >expect &&
 	test_cmp expect out &&
 	wait_upstreams "$ORIGIN_PORT" 0 &&

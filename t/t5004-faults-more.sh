@@ -42,8 +42,12 @@ alive () {
 #                      (head and body), reset; prints how many
 #   request HOST:PORT  a POST that promises 100000 bytes and sends 50000,
 #                      waits for the proxy to connect the origin, reset
+# (tcpinfo.py tells that, from the kernel's socket table: PYTHONPATH).
+PYTHONPATH=$top_srcdir/t/helpers
+export PYTHONPATH
 cat >vanish.py <<\EOF
-import socket, struct, subprocess, sys, time
+import socket, struct, sys, time
+from tcpinfo import wait_established
 mode, proxy, target, want = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 s = socket.create_connection(("127.0.0.1", proxy), timeout=10)
 def reset():
@@ -89,14 +93,7 @@ else:
     s.sendall(("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\n"
                "Content-Length: 100000\r\n\r\n" % (target, target)).encode()
               + b"x" * 50000)
-    for _ in range(100):
-        out = subprocess.run(["ss", "-tnH", "state", "established",
-                              "( dport = :%s )" % port],
-                             capture_output=True, text=True, timeout=10).stdout
-        if out.strip():
-            break
-        time.sleep(0.1)
-    else:
+    if not wait_established(int(port)):
         sys.exit("the proxy never connected to the origin")
     n = 50000
 reset()

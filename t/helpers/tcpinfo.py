@@ -14,12 +14,17 @@ acked and received are tcpi_bytes_acked (which counts the SYN) and
 tcpi_bytes_received.  With --count, only how many there are.  A
 connection matches --sport or --dport when either of its ports is that
 one on that side; given both, either matches (as ss's "or").
+
+Imported (PYTHONPATH=t/helpers), by a test's own client:
+  established(dport)        the established connections to port dport
+  wait_established(dport)   waits (10 s at most) until there is one
 """
 import argparse
 import ipaddress
 import socket
 import struct
 import sys
+import time
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -93,6 +98,24 @@ def parse(family, msg):
             c["received"], = struct.unpack_from("=Q", msg, off + 4 + OFF_BYTES_RECEIVED)
         off += (alen + 3) & ~3
     return c
+
+
+def established(dport):
+    """The established connections (IPv4 and IPv6) to port dport."""
+    states = 1 << TCP_ESTABLISHED
+    return [c for c in dump(socket.AF_INET, states) + dump(socket.AF_INET6, states)
+            if c["dport"] == dport]
+
+
+def wait_established(dport, seconds=10):
+    """Waits until a connection to port dport is established: True, or
+    False when there is none after seconds."""
+    end = time.monotonic() + seconds
+    while not established(dport):
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def main():
