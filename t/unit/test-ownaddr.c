@@ -63,6 +63,18 @@ sa_of(const char *text, struct sockaddr_storage *ss)
 	return (const struct sockaddr *)ss;
 }
 
+/* text with port 0, to bind: the kernel picks one (port 1 needs root). */
+static const struct sockaddr *
+sa_any_port(const char *text, struct sockaddr_storage *ss)
+{
+	sa_of(text, ss);
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+	return (const struct sockaddr *)ss;
+}
+
 static struct ownaddr *
 set_of(const char *const *texts, size_t n)
 {
@@ -261,7 +273,7 @@ holder(void)
 	int fd, fd6, one = 1, r;
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd == -1 || bind(fd, sa_of("127.0.0.1", &ss),
+	if (fd == -1 || bind(fd, sa_any_port("127.0.0.1", &ss),
 	    sizeof(struct sockaddr_in)) == -1 || listen(fd, 1) == -1 ||
 	    getsockname(fd, (struct sockaddr *)&got, &len) == -1)
 		bail("cannot listen on 127.0.0.1");
@@ -293,7 +305,8 @@ holder(void)
 	fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd6 == -1 ||
 	    setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) ||
-	    bind(fd6, sa_of("::", &ss), sizeof(struct sockaddr_in6)) == -1 ||
+	    bind(fd6, sa_any_port("::", &ss),
+	    sizeof(struct sockaddr_in6)) == -1 ||
 	    listen(fd6, 1) == -1) {
 		tap_skip(2, "no IPv6 here");
 		if (fd6 != -1)
