@@ -26,12 +26,12 @@ yread_fmt(char *buf, size_t len, const char *fmt, ...)
 }
 
 void
-yread_init(struct yread *p, const char *name, int is_file, int json,
+yread_init(struct yread *p, const char *name, enum yread_form form, int json,
     const char *buf, size_t len, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
 	p->name = name;
-	p->is_file = is_file;
+	p->form = form;
 	p->json = json;
 	p->buf = buf;
 	p->len = len;
@@ -55,43 +55,44 @@ yread_is_null(const struct yread *p)
 	    yread_scalar_is(ev, "NULL"));
 }
 
-/* "NAME:L:C: MSG" for a file, "NAME: line L column C: MSG" else; -1. */
+/* The position and "NAME...: " (none when bare), then MSG; -1. */
 int
 yread_fail(struct yread *p, const yaml_mark_t *m, const char *fmt, ...)
 {
-	char msg[256];
+	unsigned long line = m != NULL ? m->line + 1 : 0;
+	unsigned long col = m != NULL ? m->column + 1 : 0;
+	size_t off;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (m == NULL)
-		yread_fmt(p->err, p->errlen, "%s: %s", p->name, msg);
-	else if (p->is_file)
-		yread_fmt(p->err, p->errlen, "%s:%lu:%lu: %s", p->name,
-		    (unsigned long)m->line + 1, (unsigned long)m->column + 1,
-		    msg);
+	p->failed = 1;
+	p->err_line = line;
+	p->err_col = col;
+	if (p->errlen == 0)
+		return -1;
+	if (p->form == YREAD_BARE)
+		p->err[0] = '\0';
+	else if (m == NULL)
+		yread_fmt(p->err, p->errlen, "%s: ", p->name);
+	else if (p->form == YREAD_FILE)
+		yread_fmt(p->err, p->errlen, "%s:%lu:%lu: ", p->name, line,
+		    col);
 	else
-		yread_fmt(p->err, p->errlen, "%s: line %lu column %lu: %s",
-		    p->name, (unsigned long)m->line + 1,
-		    (unsigned long)m->column + 1, msg);
+		yread_fmt(p->err, p->errlen, "%s: line %lu column %lu: ",
+		    p->name, line, col);
+	off = strlen(p->err);
+	va_start(ap, fmt);
+	vsnprintf(p->err + off, p->errlen - off, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
-/*
- * At most YREAD_QUOTE_MAX bytes of s between quotes, control bytes as
- * \xHH: what a server sent never puts a line break or a terminal escape
- * into a message.  Returns buf.
- */
-const char *
-yread_quote(const char *s, size_t len, char *buf, size_t buflen)
+char *
+yread_escape(char *buf, size_t buflen, const char *s, size_t len, size_t max)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t i, o = 0;
 
-	buf[o++] = '\'';
-	for (i = 0; i < len && i < YREAD_QUOTE_MAX && o + 10 < buflen;
-	    i++) {
+	for (i = 0; i < len && i < max && o + 8 < buflen; i++) {
 		unsigned char c = (unsigned char)s[i];
 
 		if (c < 0x20 || c == 0x7f) {
@@ -102,10 +103,22 @@ yread_quote(const char *s, size_t len, char *buf, size_t buflen)
 		} else
 			buf[o++] = (char)c;
 	}
-	if (i < len && o + 5 < buflen) {
+	if (i < len && o + 4 <= buflen) {
 		memcpy(buf + o, "...", 3);
 		o += 3;
 	}
+	buf[o] = '\0';
+	return buf;
+}
+
+const char *
+yread_quote(const char *s, size_t len, char *buf, size_t buflen)
+{
+	size_t o;
+
+	buf[0] = '\'';
+	yread_escape(buf + 1, buflen - 2, s, len, YREAD_QUOTE_MAX);
+	o = strlen(buf);
 	buf[o++] = '\'';
 	buf[o] = '\0';
 	return buf;
@@ -134,7 +147,7 @@ yread_describe(const struct yread *p, char *buf, size_t len)
 		return p->json ? "an array" : "a list";
 	case YAML_SCALAR_EVENT:
 		if (yread_is_null(p))
-			return "null";
+			return p->json ? "null" : "nothing (null)";
 		return yread_quote((const char *)ev->data.scalar.value,
 		    ev->data.scalar.length, buf, len);
 	case YAML_MAPPING_END_EVENT:
@@ -202,17 +215,21 @@ yread_offset_mark(const struct yread *p, size_t offset)
 			m.line++;
 			m.column = 0;
 		} else if (((unsigned char)p->buf[i] & 0xc0) != 0x80)
-			m.column++;
+			m.column++;	/* characters, not bytes */
 	}
+	m.index = offset;
 	return m;
 }
 
+/* libyaml's error with a position, its context's and a hint. */
 static int
 yread_parse_error(struct yread *p)
 {
 	yaml_parser_t *y = &p->parser;
 	yaml_mark_t m = y->problem_mark;
 	const char *problem = y->problem != NULL ? y->problem : "parse error";
+	const char *hint = "";
+	char ctx[128] = "";
 
 	if (y->error == YAML_MEMORY_ERROR)
 		return yread_fail(p, NULL, "out of memory");
@@ -220,15 +237,40 @@ yread_parse_error(struct yread *p)
 		m = yread_offset_mark(p, y->problem_offset);
 		if (y->problem_value != -1)
 			return yread_fail(p, &m, "invalid character (byte "
-			    "0x%02x): %s", (unsigned int)y->problem_value &
-			    0xff, problem);
+			    "0x%02x): %s%s%s%s",
+			    (unsigned int)y->problem_value & 0xff, problem,
+			    p->kind != NULL ? "; " : "",
+			    p->kind != NULL ? p->kind : "",
+			    p->kind != NULL ? " are UTF-8 text" : "");
 		return yread_fail(p, &m, "invalid text: %s", problem);
 	}
-	return yread_fail(p, &m, "not %s: %s%s%s%s", p->json ? "JSON" : "YAML",
-	    problem, y->context != NULL ? " " : "",
-	    y->context != NULL ? y->context : "", m.index < p->len &&
-	    p->buf[m.index] == '\t' ? "; tabs cannot indent YAML: use spaces" :
-	    "");
+	if (y->context != NULL)
+		yread_fmt(ctx, sizeof(ctx), " %s (started at %lu:%lu)",
+		    y->context, (unsigned long)y->context_mark.line + 1,
+		    (unsigned long)y->context_mark.column + 1);
+	if (m.index < p->len && p->buf[m.index] == '\t')
+		hint = "; tabs cannot indent YAML: use spaces";
+	else if (p->star_hint != NULL && y->context != NULL &&
+	    strstr(y->context, "alias") != NULL)
+		hint = p->star_hint;
+	return yread_fail(p, &m, "invalid %s: %s%s%s",
+	    p->json ? "JSON" : "YAML", problem, ctx, hint);
+}
+
+/* "... found: ... not allowed here" (or "in KIND"); -1. */
+static int
+yread_refuse(struct yread *p, const char *what, const char *shown,
+    const char *which)
+{
+	char q[YREAD_QUOTE_BUF] = "";
+
+	if (shown != NULL) {
+		q[0] = ' ';
+		yread_quote(shown, strlen(shown), q + 1, sizeof(q) - 1);
+	}
+	return yread_fail(p, &p->ev.start_mark, "YAML %s%s found: %s are not "
+	    "allowed %s%s", what, q, which, p->kind != NULL ? "in " : "here",
+	    p->kind != NULL ? p->kind : "");
 }
 
 /* The next event, refusing what neither JSON nor a settings file has. */
@@ -237,6 +279,9 @@ yread_next(struct yread *p)
 {
 	yaml_event_t *ev = &p->ev;
 	const yaml_char_t *anchor = NULL, *tag = NULL;
+	int nesting_max = p->nesting_max > 0 &&
+	    p->nesting_max < YREAD_NESTING_MAX ? p->nesting_max :
+	    YREAD_NESTING_MAX;
 
 	if (p->have_ev)
 		yaml_event_delete(ev);
@@ -246,8 +291,7 @@ yread_next(struct yread *p)
 	p->have_ev = 1;
 	switch (ev->type) {
 	case YAML_ALIAS_EVENT:
-		return yread_fail(p, &ev->start_mark, "a YAML alias: not "
-		    "allowed here");
+		return yread_refuse(p, "alias", NULL, "aliases and anchors");
 	case YAML_DOCUMENT_START_EVENT:
 		if (p->json && !ev->data.document_start.implicit)
 			return yread_fail(p, &ev->start_mark,
@@ -261,7 +305,7 @@ yread_next(struct yread *p)
 		    (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
 		    !yread_json_literal((const char *)ev->data.scalar.value,
 		    ev->data.scalar.length))) {
-			char q[YREAD_QUOTE_MAX * 4 + 8];
+			char q[YREAD_QUOTE_BUF];
 
 			return yread_fail(p, &ev->start_mark, "not JSON: %s is "
 			    "neither a string in double quotes nor a number, "
@@ -295,15 +339,39 @@ yread_next(struct yread *p)
 	default:
 		break;
 	}
-	if (anchor != NULL)
-		return yread_fail(p, &ev->start_mark, "a YAML anchor: not "
-		    "allowed here");
-	if (tag != NULL)
-		return yread_fail(p, &ev->start_mark, "a YAML tag: not allowed "
-		    "here");
-	if (p->depth > YREAD_NESTING_MAX)
-		return yread_fail(p, &ev->start_mark, "nested deeper than %d "
-		    "levels", YREAD_NESTING_MAX);
+	if (anchor != NULL) {
+		char shown[YREAD_QUOTE_MAX + 2];
+
+		yread_fmt(shown, sizeof(shown), "&%s", (const char *)anchor);
+		return yread_refuse(p, "anchor", shown, "aliases and anchors");
+	}
+	if (tag != NULL) {
+		/* "!!str" as written, not its expansion. */
+		const char *t = (const char *)tag;
+		char shown[YREAD_QUOTE_MAX + 3];
+
+		if (strncmp(t, "tag:yaml.org,2002:", 18) == 0)
+			yread_fmt(shown, sizeof(shown), "!!%s", t + 18);
+		else
+			yread_fmt(shown, sizeof(shown), "%s", t);
+		return yread_refuse(p, "tag", shown, "tags");
+	}
+	if (p->depth > nesting_max)
+		return yread_fail(p, &ev->start_mark, "collections nested "
+		    "deeper than %d levels", nesting_max);
+	return 0;
+}
+
+int
+yread_expect(struct yread *p, yaml_event_type_t type, const char *what)
+{
+	char q[YREAD_QUOTE_BUF];
+
+	if (yread_next(p) != 0)
+		return -1;
+	if (p->ev.type != type)
+		return yread_fail(p, &p->ev.start_mark, "found %s: expected %s",
+		    yread_describe(p, q, sizeof(q)), what);
 	return 0;
 }
 
@@ -339,7 +407,7 @@ yread_key(struct yread *p, const char *const *names, int n, char *other,
     size_t otherlen)
 {
 	const yaml_event_t *ev = &p->ev;
-	char q[YREAD_QUOTE_MAX * 4 + 8];
+	char q[YREAD_QUOTE_BUF];
 	int i;
 
 	if (ev->type != YAML_SCALAR_EVENT || (p->json &&
@@ -359,7 +427,7 @@ int
 yread_string(struct yread *p, const char *key, const char *what)
 {
 	const yaml_event_t *ev = &p->ev;
-	char q[YREAD_QUOTE_MAX * 4 + 8];
+	char q[YREAD_QUOTE_BUF];
 
 	if (ev->type != YAML_SCALAR_EVENT || (p->json &&
 	    ev->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE) ||
@@ -377,29 +445,36 @@ yread_string(struct yread *p, const char *key, const char *what)
 int
 yread_run(struct yread *p, int (*map)(struct yread *, void *), void *arg)
 {
-	char q[YREAD_QUOTE_MAX * 4 + 8];
+	char q[YREAD_QUOTE_BUF];
 	int r = -1;
 
-	if (yaml_parser_initialize(&p->parser) == 0) {
-		yread_fmt(p->err, p->errlen, "%s: out of memory", p->name);
-		return -1;
-	}
+	const char *root = p->json ? "a JSON object" : p->root != NULL ?
+	    p->root : "a mapping";
+	const char *expect = p->json || p->expect == NULL ? root : p->expect;
+	int file = p->form != YREAD_TEXT;
+
+	if (yaml_parser_initialize(&p->parser) == 0)
+		return yread_fail(p, NULL, "out of memory");
 	yaml_parser_set_input_string(&p->parser,
 	    (const unsigned char *)p->buf, p->len);
 	if (yread_next(p) != 0 || yread_next(p) != 0)
 		goto out;
 	if (p->ev.type == YAML_STREAM_END_EVENT) {
-		yread_fail(p, NULL, "empty: expected %s", p->json ?
-		    "a JSON object" : p->expect != NULL ? p->expect :
-		    "a mapping");
+		/* A file's end has a line; an answer's is the whole of it. */
+		yread_fail(p, file ? &p->ev.start_mark : NULL,
+		    "empty%s: expected %s", file ? " file" : "", expect);
 		goto out;
 	}
 	if (yread_next(p) != 0)
 		goto out;
+	if (!p->json && yread_is_null(p)) {
+		yread_fail(p, &p->ev.start_mark, "empty document: expected %s",
+		    expect);
+		goto out;
+	}
 	if (p->ev.type != YAML_MAPPING_START_EVENT) {
 		yread_fail(p, &p->ev.start_mark, "found %s: expected %s",
-		    yread_describe(p, q, sizeof(q)),
-		    p->json ? "a JSON object" : "a mapping");
+		    yread_describe(p, q, sizeof(q)), root);
 		goto out;
 	}
 	if (map(p, arg) != 0 || yread_next(p) != 0)
@@ -413,8 +488,9 @@ yread_run(struct yread *p, int (*map)(struct yread *, void *), void *arg)
 	if (yread_next(p) != 0)
 		goto out;
 	if (p->ev.type != YAML_STREAM_END_EVENT) {
-		yread_fail(p, &p->ev.start_mark, "more than one %s",
-		    p->json ? "JSON value" : "document");
+		yread_fail(p, &p->ev.start_mark, "%s", p->json ?
+		    "more than one JSON value" :
+		    "a second YAML document: expected exactly one");
 		goto out;
 	}
 	r = 0;

@@ -116,7 +116,7 @@ jsonobj_map(struct yread *p, void *arg)
 	const struct jsonobj_schema *s = run->s;
 	struct jsonobj_ctx ctx = { p };
 	yaml_mark_t root = p->ev.start_mark;
-	char other[YREAD_QUOTE_MAX * 4 + 8];
+	char other[YREAD_QUOTE_BUF];
 	unsigned int seen = 0;
 	int i;
 
@@ -233,7 +233,7 @@ jsonobj_read(const struct jsonobj_schema *s, const char *path, void *out,
 		return r;
 	}
 	snprintf(name, sizeof(name), "%s '%s' is malformed", s->what, path);
-	yread_init(&p, name, 0, 1, buf, len, err, errlen);
+	yread_init(&p, name, YREAD_TEXT, 1, buf, len, err, errlen);
 	r = yread_run(&p, jsonobj_map, &run) == 0 ? JSONOBJ_OK :
 	    JSONOBJ_INVALID;
 	free(buf);

@@ -89,7 +89,7 @@ sp_settings_map(struct yread *p, void *arg)
 {
 	enum settings_level *level = arg;
 	yaml_mark_t root = p->ev.start_mark, sandbox;
-	char other[YREAD_QUOTE_MAX * 4 + 8], q[YREAD_QUOTE_MAX * 4 + 8];
+	char other[YREAD_QUOTE_BUF], q[YREAD_QUOTE_BUF];
 	int k, have_sandbox = 0, have_level;
 
 	for (;;) {
@@ -281,7 +281,7 @@ sp_cache_map(struct yread *p, void *arg)
 	struct settings_cache *c = arg;
 	yaml_mark_t root = p->ev.start_mark;
 	const yaml_event_t *ev = &p->ev;
-	char other[YREAD_QUOTE_MAX * 4 + 8], q[YREAD_QUOTE_MAX * 4 + 8];
+	char other[YREAD_QUOTE_BUF], q[YREAD_QUOTE_BUF];
 	unsigned int seen = 0;
 	long long v;
 	size_t i;
@@ -369,8 +369,8 @@ settings_parse_doc(enum settings_doc doc, const char *name, const char *buf,
 {
 	struct yread p;
 
-	yread_init(&p, name, doc == SETTINGS_DOC_LOCAL,
-	    doc != SETTINGS_DOC_LOCAL, buf, len, err, errlen);
+	yread_init(&p, name, doc == SETTINGS_DOC_LOCAL ? YREAD_FILE :
+	    YREAD_TEXT, doc != SETTINGS_DOC_LOCAL, buf, len, err, errlen);
 	p.expect = "sandbox: {enforcement: LEVEL}";
 	return yread_run(&p, doc == SETTINGS_DOC_CACHE ? sp_cache_map :
 	    sp_settings_map, arg);

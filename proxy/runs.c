@@ -195,7 +195,7 @@ reg_map(struct yread *p, void *arg)
 {
 	struct run_reg *reg = arg;
 	const yaml_event_t *ev = &p->ev;
-	char other[YREAD_QUOTE_MAX * 4 + 8], why[256];
+	char other[YREAD_QUOTE_BUF], why[256];
 	enum reg_key key;
 	unsigned int seen = 0;
 	int k;
@@ -254,7 +254,8 @@ runs_parse(const char *body, size_t len, struct run_reg *reg, char *why,
 		    RUNS_BODY_MAX);
 		return -1;
 	}
-	yread_init(&p, "the registration", 0, 1, body, len, why, whylen);
+	yread_init(&p, "the registration", YREAD_TEXT, 1, body, len, why,
+	    whylen);
 	r = yread_run(&p, reg_map, reg);
 	if (r != 0)
 		explicit_bzero(reg->token, sizeof(reg->token));

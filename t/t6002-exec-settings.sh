@@ -189,7 +189,7 @@ test_expect_success 'a malformed settings file is an error naming line and colum
 	bad_settings "sandbox: {enforcement: strict}\n" \
 		"$SETTINGS:1:24: '\''enforcement'\'' is '\''strict'\'': expected off, recommend or require" &&
 	bad_settings "sandbox:\n\tenforcement: off\n" \
-		"$SETTINGS:2:1: not YAML: found character that cannot start any token while scanning for the next token; tabs cannot indent YAML: use spaces" &&
+		"$SETTINGS:2:1: invalid YAML: found character that cannot start any token while scanning for the next token (started at 2:1); tabs cannot indent YAML: use spaces" &&
 	bad_settings "sandbox: [require]\n" \
 		"$SETTINGS:1:10: '\''sandbox'\'' is a list: expected a mapping" &&
 	bad_settings "sandbox: {}\n" \
@@ -199,13 +199,13 @@ test_expect_success 'a malformed settings file is an error naming line and colum
 	bad_settings "sandbx: {enforcement: require}\n" \
 		"$SETTINGS:1:1: unknown key '\''sandbx'\'': expected sandbox" &&
 	bad_settings "# nothing\n" \
-		"$SETTINGS: empty: expected sandbox: {enforcement: LEVEL}" &&
+		"$SETTINGS:2:1: empty file: expected sandbox: {enforcement: LEVEL}" &&
 	bad_settings "sandbox: &a {enforcement: off}\n" \
-		"$SETTINGS:1:10: a YAML anchor: not allowed here" &&
+		"$SETTINGS:1:10: YAML anchor '\''&a'\'' found: aliases and anchors are not allowed here" &&
 	bad_settings "sandbox: !!map {enforcement: off}\n" \
-		"$SETTINGS:1:10: a YAML tag: not allowed here" &&
+		"$SETTINGS:1:10: YAML tag '\''!!map'\'' found: tags are not allowed here" &&
 	bad_settings "sandbox: {enforcement: off}\n---\nsandbox: {enforcement: off}\n" \
-		"$SETTINGS:2:1: more than one document" &&
+		"$SETTINGS:2:1: a second YAML document: expected exactly one" &&
 	bad_settings "sandbox: {enforcement: \"\\\\x1b\"}\n" \
 		"$SETTINGS:1:24: '\''enforcement'\'' is '\''\\x1b'\'': expected off, recommend or require" &&
 	rm -f "$SETTINGS"
@@ -340,11 +340,11 @@ test_expect_success 'garbage answers: the cached level, a precise reason, the ca
 	body http "{\"sandbox\": {\"enforcement\": off}}" &&
 	failing "$v: line 1 column 29: not JSON: '\''off'\'' is neither a string in double quotes nor a number, true, false or null" &&
 	body http "{\"sandbox\": {\"enforcement\": \"off\"}, \"x\": &a 1}" &&
-	failing "$v: line 1 column 42: a YAML anchor: not allowed here" &&
+	failing "$v: line 1 column 42: YAML anchor '\''&a'\'' found: aliases and anchors are not allowed here" &&
 	body http "[\"sandbox\"]" &&
 	failing "$v: line 1 column 1: found an array: expected a JSON object" &&
 	body http "{\"x\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}" &&
-	failing "$v: line 1 column 38: nested deeper than 32 levels" &&
+	failing "$v: line 1 column 38: collections nested deeper than 32 levels" &&
 	body http "$(printf "{\"sandbox\": {\"enforcement\": \"off\033[2J\"}}")" &&
 	failing "$v: line 1 column 33: invalid character (byte 0x1b): control characters are not allowed" &&
 	body http "{\"sandbox\": {\"enforcement\": \"off\\u001b[2J\\n\"}}" &&

@@ -1,8 +1,8 @@
 /*
  * test-rules-load.c — the loader as a library: nothing half-loaded, the
- * error's file, line and column, the limits (size, entries, include depth,
- * file count), includes, providers, reference counts, and a 100,000-entry
- * file deciding like a small one.  The messages themselves are checked
+ * error's file, line and column (in an included file too), the limits
+ * (size, entries, include depth, file count), includes, providers,
+ * reference counts, and a 100,000-entry file deciding like a small one.  The messages themselves are checked
  * through the CLI by t/t1001-rules-check.sh.
  */
 #include "config.h"
@@ -133,6 +133,36 @@ test_no_half_load(void)
 	write_file("crlf.yaml", "version: 1\r\nallow:\r\n  - x.example\r\n");
 	tap_is_int(load("crlf.yaml", &r, &err), 0, "CRLF line ends load");
 	rules_free(r);
+}
+
+/*
+ * Errors of the reader (common/yread.c) name the file they are in: an
+ * included one, or the including one after an include that loaded.
+ */
+static void
+test_reader_errors(void)
+{
+	struct rules *r;
+	struct rules_error err;
+
+	write_file("inc-tag.yaml", "version: 1\n\nallow: [!!str a.example]\n");
+	write_file("top-tag.yaml", "version: 1\ninclude: inc-tag.yaml\n");
+	tap_is_int(load("top-tag.yaml", &r, &err), -1, "a tag in an include");
+	tap_is_str(err.file, path_of("inc-tag.yaml"), "named by its file");
+	tap_ok(err.line == 3 && err.col == 9, "at its position: %lu:%lu",
+	    err.line, err.col);
+	tap_ok(strncmp(err.msg, "YAML tag '!!str' found", 22) == 0,
+	    "the reader's message: %s", err.msg);
+
+	write_file("inc-ok.yaml", "version: 1\nallow: [b.example]\n");
+	write_file("top-after.yaml",
+	    "version: 1\ninclude: inc-ok.yaml\nallow: [a.example\n");
+	tap_is_int(load("top-after.yaml", &r, &err), -1,
+	    "a parse error after an include that loaded");
+	tap_is_str(err.file, path_of("top-after.yaml"),
+	    "named by the including file");
+	tap_is_int((long long)err.line, 4, "at its end");
+	tap_ok(strncmp(err.msg, "invalid YAML: ", 14) == 0, "%s", err.msg);
 }
 
 static void
@@ -302,6 +332,7 @@ main(void)
 		    strerror(errno));
 	test_valid();
 	test_no_half_load();
+	test_reader_errors();
 	test_include_depth();
 	test_file_count();
 	test_size_limit();
