@@ -3,6 +3,10 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -54,4 +58,26 @@ paths_state_file(const char *dir, char *buf, size_t len)
 {
 	return fits(buf, len, snprintf(buf, len, "%s/%s", dir,
 	    PATHS_STATE_FILE));
+}
+
+int
+paths_mkdirs(const char *path)
+{
+	char buf[PATH_MAX], *s;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (s = buf + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0700) == -1 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(buf, 0700) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
 }

@@ -31,4 +31,7 @@ int	 paths_cache_dir(char *buf, size_t len);
 
 int	 paths_state_file(const char *dir, char *buf, size_t len);
 
+/* Makes dir and its parents (mode 0700) where missing: 0, or -1 (errno). */
+int	 paths_mkdirs(const char *dir);
+
 #endif /* INTUTIC_PATHS_H */

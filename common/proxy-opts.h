@@ -31,7 +31,9 @@
 	X("workers", INT, workers, "N", cpus_usable(), 1, PROXY_WORKERS_MAX, \
 	    NULL, "worker threads (by default one per usable CPU)") \
 	X("state-dir", TEXT, state_dir, "DIR", NULL, 0, 0, NULL, \
-	    "where proxy.json goes") \
+	    "where proxy.json and control.sock go") \
+	X("control-group", TEXT, control_group, "GROUP", NULL, 0, 0, NULL, \
+	    "the group that may use the control socket") \
 	X("resolv-conf", TEXT, resolv_conf, "FILE", "/etc/resolv.conf", 0, 0, \
 	    "INTUTIC_RESOLV_CONF", "the name servers to ask") \
 	X("hosts", TEXT, hosts_file, "FILE", "/etc/hosts", 0, 0, \

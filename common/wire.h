@@ -15,6 +15,7 @@
 #define WIRE_STATE_BIND		"bind"
 #define WIRE_STATE_RULES	"rules"
 #define WIRE_STATE_AUDIT	"audit"
+#define WIRE_STATE_CONTROL	"control"	/* the control socket's path */
 #define WIRE_STATE_STARTED	"started"
 #define WIRE_STATE_WORKERS	"workers"
 #define WIRE_STATE_VERSION	"version"
@@ -28,11 +29,19 @@
 #define WIRE_METRIC_RELOAD_ERRORS	"intutic_reload_errors_total"
 #define WIRE_METRIC_UPTIME		"intutic_uptime_seconds"
 
-/* POST /v1/runs: a run's registration, one JSON object. */
+/* POST /v1/runs (on the control socket): a run's registration, one JSON
+ * object. */
 #define WIRE_RUN_ID		"run"
 #define WIRE_RUN_TOKEN		"token"
 #define WIRE_RUN_COMMAND	"command"
 #define WIRE_RUN_PROJECT	"project"
 #define WIRE_RUN_PID		"pid"
+/* ... and what the control API says of a run besides (GET /v1/runs). */
+#define WIRE_RUN_UID		"uid"
+#define WIRE_RUN_REGISTERED	"registered"
+
+/* DIR/control.sock: the proxy's control API (intutic-proxy(8)). */
+#define WIRE_CONTROL_SOCKET	"control.sock"
+#define WIRE_RUNS_PATH		"/v1/runs"
 
 #endif /* INTUTIC_WIRE_H */

@@ -372,16 +372,70 @@ exec_add(char *buf, size_t len, size_t *used, const char *text)
 	return 0;
 }
 
+/*
+ * A request to the proxy's control socket (DIR/control.sock, from its
+ * state file): 0 with the status, or -1 and why.
+ */
+static int
+exec_control(const struct exec_run *run, const char *method, const char *path,
+    const char *body, long *status, char *err, size_t errlen)
+{
+	char url[256], ferr[FETCH_ERROR_MAX], *answer = NULL;
+	struct fetch_req req;
+	size_t alen;
+	int r;
+
+	if (run->loc->control[0] == '\0') {
+		snprintf(err, errlen, "its control socket is not known: no state "
+		    "file of a proxy on port %u (give --state-dir, the "
+		    "directory the proxy was started with)", run->loc->port);
+		return -1;
+	}
+	if (snprintf(url, sizeof(url), "http://localhost%s", path) >=
+	    (int)sizeof(url)) {
+		snprintf(err, errlen, "the path '%s' is too long", path);
+		return -1;
+	}
+	memset(&req, 0, sizeof(req));
+	req.url = url;
+	req.unix_socket = run->loc->control;
+	req.method = method;
+	req.body = body;
+	req.bodylen = body != NULL ? strlen(body) : 0;
+	req.content_type = body != NULL ? "application/json" : NULL;
+	if ((r = fetch(&req, status, &answer, &alen, ferr, sizeof(ferr))) != 0)
+		snprintf(err, errlen, "%s (the control socket %s)", ferr,
+		    run->loc->control);
+	else if (*status >= 400 && answer != NULL && alen > 0)
+		snprintf(err, errlen, "HTTP %ld: %.*s", *status,
+		    (int)strcspn(answer, "\n"), answer);
+	else
+		snprintf(err, errlen, "HTTP %ld", *status);
+	free(answer);
+	return r;
+}
+
+/* The run ends: the proxy forgets it (a failure is only said). */
+static void
+exec_unregister(const struct exec_run *run)
+{
+	char path[sizeof(run->id) + 16], err[512];
+	long status;
+
+	snprintf(path, sizeof(path), WIRE_RUNS_PATH "/%s", run->id);
+	if (exec_control(run, "DELETE", path, NULL, &status, err,
+	    sizeof(err)) != 0 || status != 200)
+		warn_msg("the proxy did not end run %s: %s", run->id, err);
+}
+
 /* POST /v1/runs: the proxy learns the run; 0, or -1 and why. */
 static int
 exec_register(const struct exec_run *run, char *err, size_t errlen)
 {
-	char body[RULES_PATH_MAX + 1024], url[LOCATE_URL_MAX + 16];
-	char ferr[FETCH_ERROR_MAX], *answer = NULL;
+	char body[RULES_PATH_MAX + 1024];
 	const char *slash = strrchr(run->o->argv[0], '/');
-	struct fetch_req req;
 	char pid[24];
-	size_t alen, used;
+	size_t used;
 	long status;
 	int r = -1;
 
@@ -405,20 +459,9 @@ exec_register(const struct exec_run *run, char *err, size_t errlen)
 		    "command or project path)");
 		return -1;
 	}
-	snprintf(url, sizeof(url), "%s/v1/runs", run->loc->url);
-	memset(&req, 0, sizeof(req));
-	req.url = url;
-	req.method = "POST";
-	req.body = body;
-	req.bodylen = strlen(body);
-	req.content_type = "application/json";
-	if (fetch(&req, &status, &answer, &alen, ferr, sizeof(ferr)) != 0)
-		snprintf(err, errlen, "%s", ferr);
-	else if (status != 201)
-		snprintf(err, errlen, "it answered HTTP %ld", status);
-	else
+	if (exec_control(run, "POST", WIRE_RUNS_PATH, body, &status, err,
+	    errlen) == 0 && status == 201)
 		r = 0;
-	free(answer);
 	explicit_bzero(body, sizeof(body));
 	return r;
 }
@@ -798,7 +841,9 @@ cmd_exec_exec(int argc, char **argv)
 		r = EXIT_CANNOT_RUN;
 		goto out;
 	}
+	/* host mode becomes the command: the proxy ends the run after it */
 	r = b->run(&run);
+	exec_unregister(&run);
  out:
 	explicit_bzero(run.token, sizeof(run.token));
 	rules_free(rules);

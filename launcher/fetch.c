@@ -97,6 +97,12 @@ fetch_setup(CURL *c, const struct fetch_req *req, struct curl_slist **hdrs,
 	    (*hdrs != NULL &&
 	    curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdrs) != CURLE_OK))
 		return -1;
+	if (req->unix_socket != NULL && curl_easy_setopt(c,
+	    CURLOPT_UNIX_SOCKET_PATH, req->unix_socket) != CURLE_OK)
+		return -1;
+	if (req->method != NULL && strcmp(req->method, "DELETE") == 0 &&
+	    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE") != CURLE_OK)
+		return -1;
 	if (req->method != NULL && strcmp(req->method, "POST") == 0 &&
 	    (curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,

@@ -27,7 +27,8 @@ int	 fetch_get(const char *url, char **body, size_t *len, char *err,
 /* One request, as fetch() makes it.  Zeroed fields take the defaults. */
 struct fetch_req {
 	const char	*url;
-	const char	*method;	/* NULL: GET; or "POST" */
+	const char	*method;	/* NULL: GET; "POST" or "DELETE" */
+	const char	*unix_socket;	/* NULL, or connect there (http://) */
 	const char	*body;		/* POST: what to send */
 	size_t		 bodylen;
 	const char	*content_type;	/* POST: e.g. "application/json" */

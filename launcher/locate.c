@@ -47,8 +47,13 @@ proxy_locate(const char *url, const char *state_dir, struct proxy_loc *loc,
 {
 	char dir[PATH_MAX], serr[STATE_ERROR_MAX];
 	const char *env = getenv("INTUTIC_PROXY_URL");
+	struct proxy_state st;
 
 	memset(loc, 0, sizeof(*loc));
+	if (config_state_dir(state_dir, dir, sizeof(dir)) != 0) {
+		snprintf(err, errlen, "no state directory");
+		return -1;
+	}
 	if (url != NULL) {
 		if (locate_parse_url(url, loc, err, errlen) != 0)
 			return -1;
@@ -58,10 +63,6 @@ proxy_locate(const char *url, const char *state_dir, struct proxy_loc *loc,
 			return -1;
 		snprintf(loc->source, sizeof(loc->source), "INTUTIC_PROXY_URL");
 	} else {
-		if (config_state_dir(state_dir, dir, sizeof(dir)) != 0) {
-			snprintf(err, errlen, "no state directory");
-			return -1;
-		}
 		switch (state_read(dir, &loc->st, serr, sizeof(serr))) {
 		case STATE_OK:
 			loc->have_state = 1;
@@ -88,6 +89,13 @@ proxy_locate(const char *url, const char *state_dir, struct proxy_loc *loc,
 	}
 	snprintf(loc->url, sizeof(loc->url), "http://%s:%u", loc->host,
 	    loc->port);
+	if (loc->have_state)
+		snprintf(loc->control, sizeof(loc->control), "%s",
+		    loc->st.control);
+	else if ((url != NULL || (env != NULL && *env != '\0')) &&
+	    state_read(dir, &st, serr, sizeof(serr)) == STATE_OK &&
+	    st.port == loc->port)
+		snprintf(loc->control, sizeof(loc->control), "%s", st.control);
 	return 0;
 }
 

@@ -22,12 +22,15 @@ struct proxy_loc {
 	char		 source[PATH_MAX + 32];	/* where it came from, for people */
 	int		 have_state;		/* st is the state file read */
 	struct proxy_state st;
+	char		 control[108];		/* its control socket; "" */
 };
 
 /*
  * Finds the proxy: `url` (an option; NULL for none), else
  * INTUTIC_PROXY_URL, else the state file in `state_dir` (NULL: the
- * default state directory), else LOCATE_DEFAULT_HOST:PORT.  -1 with a
+ * default state directory), else LOCATE_DEFAULT_HOST:PORT.  Its control
+ * socket is the state file's; for a URL, that of the state file in
+ * `state_dir` when that proxy listens on the URL's port.  -1 with a
  * message when a URL given is not http://HOST:PORT[/] or the state file is
  * unreadable.
  */

@@ -26,6 +26,7 @@ enum state_key {
 	STATE_KEY_STARTED,
 	STATE_KEY_WORKERS,
 	STATE_KEY_VERSION,
+	STATE_KEY_CONTROL,
 	STATE_KEY_COUNT
 };
 
@@ -38,6 +39,7 @@ static const char *const state_key_names[STATE_KEY_COUNT] = {
 	[STATE_KEY_STARTED] = WIRE_STATE_STARTED,
 	[STATE_KEY_WORKERS] = WIRE_STATE_WORKERS,
 	[STATE_KEY_VERSION] = WIRE_STATE_VERSION,
+	[STATE_KEY_CONTROL] = WIRE_STATE_CONTROL,
 };
 
 /* What every proxy writes; the others are read when present. */
@@ -109,6 +111,9 @@ state_value(struct jsonobj_ctx *ctx, int k, void *out)
 	case STATE_KEY_VERSION:
 		return jsonobj_string(ctx, name, st->version,
 		    sizeof(st->version));
+	case STATE_KEY_CONTROL:
+		return jsonobj_string(ctx, name, st->control,
+		    sizeof(st->control));
 	case STATE_KEY_COUNT:
 		break;
 	}

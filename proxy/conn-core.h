@@ -8,6 +8,7 @@
  *	way-connect.c	CONNECT: the 200, the peek, the hand-over to a tunnel
  *	way-forward.c	absolute-form HTTP, forwarded in origin-form
  *	way-api.c	the proxy's own API in origin-form (/healthz, ...)
+ *	way-control.c	the control API, on the control socket only
  *	conn-dial.c	for all of them: the run a request carries, the
  *			decision by name, the look-up, the address, the dial
  *
@@ -98,6 +99,9 @@ struct conn {
 	int			 depth;		/* callbacks of c running */
 	int			 closing;	/* closed; freed at depth 0 */
 	int			 decisions;	/* decision records written */
+	enum conn_listener	 listener;
+	uid_t			 peer_uid;	/* the control socket's peer */
+	pid_t			 peer_pid;
 
 	struct conn_req		 req;		/* the request being handled */
 
@@ -175,7 +179,8 @@ extern const struct conn_state_def conn_state_http;	/* way-forward.c */
 
 struct conn_way {
 	const char	*name;
-	/* 1 when the request head h is this way's. */
+	unsigned int	 listeners;	/* enum conn_listener bits it serves */
+	/* 1 when the request head h (on one of those) is this way's. */
 	int		(*claims)(const struct http_head *h);
 	/*
 	 * Handles it: h has been parsed from the first h->len bytes of the
@@ -189,6 +194,7 @@ struct conn_way {
 
 extern const struct conn_way conn_way_connect;	/* way-connect.c */
 extern const struct conn_way conn_way_api;	/* way-api.c */
+extern const struct conn_way conn_way_control;	/* way-control.c */
 extern const struct conn_way conn_way_forward;	/* way-forward.c */
 
 /* --- the core (conn.c) ------------------------------------------------------ */

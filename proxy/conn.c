@@ -263,6 +263,7 @@ static const struct conn_state_def *const conn_states[CONN_STATE_COUNT] = {
 
 /* The ways in, asked in this order whether a request head is theirs. */
 static const struct conn_way *const conn_ways[] = {
+	&conn_way_control,	/* the control socket's, all of it */
 	&conn_way_connect,
 	&conn_way_api,
 	&conn_way_forward,	/* the rest */
@@ -687,9 +688,12 @@ conn_read_now(struct conn *c)
 }
 
 void
-conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
+conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len,
+    int listener)
 {
 	struct proxy *p = w->p;
+	struct ucred cred;
+	socklen_t credlen = sizeof(cred);
 	struct conn *c;
 
 	(void)len;
@@ -704,7 +708,20 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len)
 	conn_req_begin(c, NULL, "http");
 	gettimeofday(&c->started, NULL);
 	c->last_io = c->started;
-	conn_sockaddr_text(sa, c->client_text, sizeof(c->client_text), 1);
+	c->listener = (enum conn_listener)listener;
+	c->peer_uid = (uid_t)-1;
+	c->peer_pid = 0;
+	if (listener == CONN_LISTEN_CONTROL) {
+		/* who asks, as the kernel says: the control API's only proof */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0) {
+			c->peer_uid = cred.uid;
+			c->peer_pid = cred.pid;
+		}
+		snprintf(c->client_text, sizeof(c->client_text),
+		    "control:uid=%ld,pid=%ld", c->peer_uid == (uid_t)-1 ? -1L :
+		    (long)c->peer_uid, (long)c->peer_pid);
+	} else
+		conn_sockaddr_text(sa, c->client_text, sizeof(c->client_text), 1);
 	/*
 	 * Non-blocking (accept4 SOCK_NONBLOCK) and TCP_NODELAY (from the
 	 * listener) already: no system call for either here.
@@ -781,7 +798,8 @@ conn_read_head(struct conn *c)
 		return;
 	}
 	for (i = 0; i < sizeof(conn_ways) / sizeof(conn_ways[0]); i++)
-		if (conn_ways[i]->claims(h)) {
+		if ((conn_ways[i]->listeners & c->listener) &&
+		    conn_ways[i]->claims(h)) {
 			conn_ways[i]->request(c, h, avail);
 			break;
 		}

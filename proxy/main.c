@@ -124,26 +124,6 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 
 /* ---------------------------------------------------------- state file */
 
-static int
-mkdirs(const char *path)
-{
-	char buf[PATH_MAX], *s;
-
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return -1;
-	for (s = buf + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, 0700) == -1 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(buf, 0700) == -1 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 /* A path as an absolute one (for the state file), or as given. */
 static const char *
 absolute(const char *path, char *buf, size_t len)
@@ -167,7 +147,7 @@ state_write(struct proxy *p)
 	size_t i;
 	int fd;
 
-	if (mkdirs(dir) != 0) {
+	if (paths_mkdirs(dir) != 0) {
 		error("cannot create state directory '%s': %s", dir,
 		    strerror(errno));
 		return -1;
@@ -201,6 +181,8 @@ state_write(struct proxy *p)
 		    absolute(p->cfg.audit_path, audit_abs, sizeof(audit_abs)));
 	else
 		fputs("null", fp);
+	fputs(", \"" WIRE_STATE_CONTROL "\": ", fp);
+	jsonw_fstr(fp, p->control_path);
 	fprintf(fp, ", \"" WIRE_STATE_STARTED "\": %lld, \"" WIRE_STATE_WORKERS
 	    "\": %d, \"" WIRE_STATE_VERSION "\": ", (long long)p->started,
 	    p->nworkers);
@@ -662,6 +644,8 @@ main(int argc, char **argv)
 
 	if ((p->runs = runs_new()) == NULL)
 		fatal("out of memory");
+	if (control_listen(p) != 0)
+		return 125;
 
 	/* Workers never see signals; the main loop takes them. */
 	sigemptyset(&block);
@@ -712,6 +696,7 @@ main(int argc, char **argv)
 		worker_free(&p->workers[k]);
 	if (state_path[0] != '\0')
 		unlink(state_path);
+	control_unlink(p);
 	for (k = 0; k < 4; k++)
 		event_free(sigs[k]);
 	event_free(grace_ev);

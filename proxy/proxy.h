@@ -69,6 +69,7 @@ struct proxy_config {
 	const char	*state_dir;
 	const char	*resolv_conf;
 	const char	*hosts_file;
+	const char	*control_group;		/* NULL: the proxy's */
 	size_t		 head_max;
 	size_t		 headers_max;
 	size_t		 uri_max;
@@ -127,6 +128,9 @@ struct proxy {
 	struct audit		*audit;
 	struct hosts		*hosts;		/* --hosts, read once */
 	struct runs		*runs;		/* registered by intutic exec */
+	int			 control_fd;	/* the control socket; -1 */
+	char			 control_path[108];	/* sun_path */
+	gid_t			 control_gid;	/* --control-group; -1 */
 	struct proxy_listen	 listens[PROXY_BINDS_MAX];
 	size_t			 nlistens;
 	uint16_t		 port;		/* the real port */
@@ -149,7 +153,7 @@ struct worker {
 	pthread_t		 thread;
 	struct event_base	*base;
 	struct evdns_base	*dns;
-	struct event		*listeners[PROXY_BINDS_MAX];	/* accept */
+	struct event		*listeners[PROXY_BINDS_MAX + 1]; /* and control */
 	size_t			 nlisteners;
 	struct event		*stop_ev;	/* woken by proxy_stop() */
 	struct event		*resume_ev;	/* re-enables accept after EMFILE */
@@ -179,7 +183,17 @@ void	 worker_conn_closed(struct worker *w);
 int	 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa);
 
 /* conn.c */
+/* What a connection came in on; a way in serves some of them. */
+enum conn_listener {
+	CONN_LISTEN_DATA = 1,		/* a --bind address: the proxy */
+	CONN_LISTEN_CONTROL = 2		/* the control socket */
+};
+
 void	 conn_accept(struct worker *w, int fd, const struct sockaddr *sa,
-	    socklen_t len);
+	    socklen_t len, int listener);
+
+/* way-control.c: the control socket, DIR/control.sock. */
+int	 control_listen(struct proxy *p);	/* 0, or -1 (said) */
+void	 control_unlink(struct proxy *p);
 
 #endif /* INTUTIC_PROXY_H */

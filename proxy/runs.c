@@ -1,10 +1,10 @@
 /*
  * runs.c — the registered runs (see runs.h).
  *
- * A ring of RUNS_MAX entries under one lock: a registration takes the next
- * slot (forgetting the oldest run when the ring is full); a check scans
- * the used slots.  Runs are few, and a check happens once per request that
- * carries credentials.
+ * An array of at most RUNS_MAX runs under one lock: a registration takes
+ * the next free slot, an end moves the last run into the one it frees; a
+ * check scans the used slots.  Runs are few, and a check happens once per
+ * request that carries credentials.
  */
 #include "config.h"
 
@@ -13,24 +13,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include <event2/buffer.h>
 #include <yaml.h>
 
+#include "jsonw.h"
 #include "yread.h"
 #include "wire.h"
 
 #include "runs.h"
 
 struct run {
-	char	 id[RUN_ID_MAX];
-	char	 token[RUN_TOKEN_MAX + 1];
-	size_t	 tokenlen;
+	char			 id[RUN_ID_MAX];
+	char			 token[RUN_TOKEN_MAX + 1];
+	size_t			 tokenlen;
+	char			 command[RUN_COMMAND_MAX];
+	char			 project[RUN_PROJECT_MAX];
+	long long		 pid;
+	unsigned long long	 pid_start;	/* its start time; 0: unknown */
+	uid_t			 uid;
+	time_t			 registered;
 };
 
 struct runs {
 	pthread_mutex_t	 lock;
-	struct run	*ring;		/* RUNS_MAX */
-	size_t		 next;		/* the slot the next run takes */
+	struct run	*slot;		/* RUNS_MAX */
 	size_t		 used;
 };
 
@@ -41,7 +49,7 @@ runs_new(void)
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
-	if ((r->ring = calloc(RUNS_MAX, sizeof(*r->ring))) == NULL) {
+	if ((r->slot = calloc(RUNS_MAX, sizeof(*r->slot))) == NULL) {
 		free(r);
 		return NULL;
 	}
@@ -54,8 +62,8 @@ runs_free(struct runs *r)
 {
 	if (r == NULL)
 		return;
-	explicit_bzero(r->ring, RUNS_MAX * sizeof(*r->ring));
-	free(r->ring);
+	explicit_bzero(r->slot, RUNS_MAX * sizeof(*r->slot));
+	free(r->slot);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
@@ -262,27 +270,213 @@ runs_parse(const char *body, size_t len, struct run_reg *reg, char *why,
 	return r;
 }
 
-int
+/*
+ * The start time of process pid (field 22 of /proc/PID/stat, in clock
+ * ticks since boot): with the pid, it names one process for good.  0 when
+ * there is no such process.
+ */
+static unsigned long long
+proc_start(long long pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	size_t n;
+	FILE *fp;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%lld/stat", pid);
+	if (pid <= 0 || (fp = fopen(path, "re")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	/* the command, field 2, is in parentheses and may hold anything */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return 0;
+	for (field = 2; field < 22 && p != NULL; field++)
+		p = strchr(p + 1, ' ');
+	if (p != NULL)
+		start = strtoull(p + 1, NULL, 10);
+	return start;
+}
+
+/* Run i's launcher is gone: its pid names no process, or another one. */
+static int
+launcher_gone(const struct run *run)
+{
+	return run->pid > 0 && run->pid_start != 0 &&
+	    proc_start(run->pid) != run->pid_start;
+}
+
+/* Forgets slot i (under the lock): the last run moves into it. */
+static void
+runs_drop(struct runs *r, size_t i)
+{
+	r->used--;
+	if (i != r->used)
+		r->slot[i] = r->slot[r->used];
+	explicit_bzero(&r->slot[r->used], sizeof(r->slot[r->used]));
+}
+
+/* Ends the runs whose launcher is gone (under the lock). */
+static void
+runs_sweep(struct runs *r)
+{
+	size_t i = 0;
+
+	while (i < r->used)
+		if (launcher_gone(&r->slot[i]))
+			runs_drop(r, i);
+		else
+			i++;
+}
+
+/* How many runs uid owns (under the lock). */
+static size_t
+runs_of(const struct runs *r, uid_t uid)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->used; i++)
+		if (r->slot[i].uid == uid)
+			n++;
+	return n;
+}
+
+enum runs_added
 runs_add(struct runs *r, const struct run_reg *reg)
 {
-	struct run *slot;
+	unsigned long long start = 0;
+	struct run *run;
 	size_t i;
 
+	if (reg->pid > 0 && (start = proc_start(reg->pid)) == 0)
+		return RUNS_NO_PID;
 	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < r->used; i++)
-		if (strcmp(r->ring[i].id, reg->id) == 0) {
+		if (strcmp(r->slot[i].id, reg->id) == 0) {
 			pthread_mutex_unlock(&r->lock);
-			return -1;
+			return RUNS_EXISTS;
 		}
-	slot = &r->ring[r->next];
-	snprintf(slot->id, sizeof(slot->id), "%s", reg->id);
-	snprintf(slot->token, sizeof(slot->token), "%s", reg->token);
-	slot->tokenlen = strlen(slot->token);
-	r->next = (r->next + 1) % RUNS_MAX;
-	if (r->used < RUNS_MAX)
-		r->used++;
+	if (r->used == RUNS_MAX || runs_of(r, reg->uid) >= RUNS_PER_USER_MAX)
+		runs_sweep(r);
+	if (r->used == RUNS_MAX || runs_of(r, reg->uid) >= RUNS_PER_USER_MAX) {
+		i = r->used;
+		pthread_mutex_unlock(&r->lock);
+		return i == RUNS_MAX ? RUNS_FULL : RUNS_USER_FULL;
+	}
+	run = &r->slot[r->used++];
+	snprintf(run->id, sizeof(run->id), "%s", reg->id);
+	snprintf(run->token, sizeof(run->token), "%s", reg->token);
+	run->tokenlen = strlen(run->token);
+	snprintf(run->command, sizeof(run->command), "%s", reg->command);
+	snprintf(run->project, sizeof(run->project), "%s", reg->project);
+	run->pid = reg->pid;
+	run->pid_start = start;
+	run->uid = reg->uid;
+	run->registered = time(NULL);
 	pthread_mutex_unlock(&r->lock);
+	return RUNS_ADDED;
+}
+
+/* The slot of run id (under the lock); -1: none. */
+static ssize_t
+runs_find(const struct runs *r, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < r->used; i++)
+		if (strcmp(r->slot[i].id, id) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+int
+runs_end(struct runs *r, const char *id, const struct runs_peer *who)
+{
+	ssize_t i;
+	int ret = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if ((i = runs_find(r, id)) < 0)
+		ret = -1;
+	else if (!who->admin && r->slot[i].uid != who->uid)
+		ret = -2;
+	else
+		runs_drop(r, (size_t)i);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* s quoted as a JSON string (NULL: null), appended to out; -1: no memory. */
+static int
+json_add(struct evbuffer *out, const char *s)
+{
+	char buf[RUN_PROJECT_MAX * JSONW_ESC_MAX + 3];
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (jsonw_str(buf, sizeof(buf), &used, s) != 0)
+		return -1;
+	return evbuffer_add(out, buf, used);
+}
+
+/* One run as a JSON object (never its token), appended to out; -1. */
+static int
+run_json(const struct run *run, struct evbuffer *out)
+{
+	char pid[24] = "null";
+
+	if (run->pid > 0)
+		snprintf(pid, sizeof(pid), "%lld", run->pid);
+	if (evbuffer_add_printf(out, "{\"" WIRE_RUN_ID "\":") < 0 ||
+	    json_add(out, run->id) != 0 ||
+	    evbuffer_add_printf(out, ",\"" WIRE_RUN_UID "\":%lu,\""
+	    WIRE_RUN_PID "\":%s,\"" WIRE_RUN_REGISTERED "\":%lld,\""
+	    WIRE_RUN_COMMAND "\":", (unsigned long)run->uid, pid,
+	    (long long)run->registered) < 0 ||
+	    json_add(out, run->command) != 0 ||
+	    evbuffer_add_printf(out, ",\"" WIRE_RUN_PROJECT "\":") < 0 ||
+	    json_add(out, run->project[0] != '\0' ? run->project : NULL) != 0 ||
+	    evbuffer_add(out, "}", 1) != 0)
+		return -1;
 	return 0;
+}
+
+int
+runs_json(struct runs *r, const char *id, const struct runs_peer *who,
+    struct evbuffer *out)
+{
+	ssize_t k;
+	size_t i;
+	int ret = 0, first = 1;
+
+	pthread_mutex_lock(&r->lock);
+	runs_sweep(r);		/* what is shown is what is live */
+	if (id != NULL) {
+		if ((k = runs_find(r, id)) < 0)
+			ret = -1;
+		else if (!who->admin && r->slot[k].uid != who->uid)
+			ret = -2;
+		else if (run_json(&r->slot[k], out) != 0)
+			ret = -3;
+		pthread_mutex_unlock(&r->lock);
+		return ret;
+	}
+	if (evbuffer_add(out, "[", 1) != 0)
+		ret = -3;
+	for (i = 0; i < r->used && ret == 0; i++) {
+		if (!who->admin && r->slot[i].uid != who->uid)
+			continue;
+		if ((!first && evbuffer_add(out, ",", 1) != 0) ||
+		    run_json(&r->slot[i], out) != 0)
+			ret = -3;
+		first = 0;
+	}
+	if (ret == 0 && evbuffer_add(out, "]", 1) != 0)
+		ret = -3;
+	pthread_mutex_unlock(&r->lock);
+	return ret;
 }
 
 /* Equal, in time that depends on the lengths only. */
@@ -310,7 +504,7 @@ runs_check(struct runs *r, const char *id, size_t idlen, const char *token,
 		return 0;
 	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < r->used; i++) {
-		const struct run *run = &r->ring[i];
+		const struct run *run = &r->slot[i];
 
 		if (strlen(run->id) == idlen &&
 		    memcmp(run->id, id, idlen) == 0) {

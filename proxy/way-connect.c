@@ -108,6 +108,7 @@ connect_claims(const struct http_head *h)
 
 const struct conn_way conn_way_connect = {
 	.name = "connect",
+	.listeners = CONN_LISTEN_DATA,
 	.claims = connect_claims,
 	.request = conn_connect_request,
 	.dialled = connect_dialled,

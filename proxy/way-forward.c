@@ -448,6 +448,7 @@ forward_claims(const struct http_head *h)
 
 const struct conn_way conn_way_forward = {
 	.name = "forward",
+	.listeners = CONN_LISTEN_DATA,
 	.claims = forward_claims,
 	.request = conn_http_request,
 	.dialled = conn_http_send,

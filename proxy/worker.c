@@ -431,18 +431,16 @@ worker_out_of_fds(struct worker *w, int lfd, int e)
  * learning that none waits (EAGAIN), as a loop until EAGAIN would.
  */
 static void
-worker_accept_cb(evutil_socket_t lfd, short what, void *arg)
+worker_accept(struct worker *w, int lfd, int listener)
 {
-	struct worker *w = arg;
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	int fd, e;
 
-	(void)what;
 	fd = accept4(lfd, (struct sockaddr *)&ss, &len,
 	    SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd != -1) {
-		conn_accept(w, fd, (struct sockaddr *)&ss, len);
+		conn_accept(w, fd, (struct sockaddr *)&ss, len, listener);
 		return;
 	}
 	switch ((e = errno)) {
@@ -463,6 +461,37 @@ worker_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		debug_f("worker %d: accept: %s", w->id, strerror(e));
 		return;
 	}
+}
+
+static void
+worker_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	worker_accept(arg, lfd, CONN_LISTEN_DATA);
+}
+
+/* The control socket: worker 0's alone. */
+static void
+worker_control_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	worker_accept(arg, lfd, CONN_LISTEN_CONTROL);
+}
+
+/* A listener on fd, run by cb: 0, or -1. */
+static int
+worker_add_listener(struct worker *w, int fd, event_callback_fn cb)
+{
+	struct event *ev;
+
+	if ((ev = event_new(w->base, fd, EV_READ | EV_PERSIST, cb, w)) == NULL)
+		return -1;
+	if (event_add(ev, NULL) != 0) {
+		event_free(ev);
+		return -1;
+	}
+	w->listeners[w->nlisteners++] = ev;
+	return 0;
 }
 
 void
@@ -632,17 +661,16 @@ worker_start(struct proxy *p, struct worker *w)
 	if (w->stop_ev == NULL || w->resume_ev == NULL)
 		return -1;
 	for (i = 0; i < p->nlistens; i++) {
-		w->listeners[i] = event_new(w->base, p->listens[i].fds[w->id],
-		    EV_READ | EV_PERSIST, worker_accept_cb, w);
-		if (w->listeners[i] == NULL ||
-		    event_add(w->listeners[i], NULL) != 0) {
-			if (w->listeners[i] != NULL)
-				event_free(w->listeners[i]);
-			w->listeners[i] = NULL;
+		if (worker_add_listener(w, p->listens[i].fds[w->id],
+		    worker_accept_cb) != 0)
 			return -1;
-		}
 		p->listens[i].fds[w->id] = -1;	/* the worker owns it */
-		w->nlisteners++;
+	}
+	if (w->id == 0 && p->control_fd != -1) {
+		if (worker_add_listener(w, p->control_fd,
+		    worker_control_cb) != 0)
+			return -1;
+		p->control_fd = -1;		/* worker 0 owns it */
 	}
 	reserve_fill(w);
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0)

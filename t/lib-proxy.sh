@@ -803,7 +803,8 @@ print(int(json.load(open(sys.argv[1]))["port"]))
 	done
 	PROXY_PORT=$test_proxy_port_
 	PROXY_URL=http://127.0.0.1:$PROXY_PORT
-	export PROXY_PORT PROXY_URL
+	CONTROL_SOCKET=$PROXY_DIR/state/control.sock
+	export PROXY_PORT PROXY_URL CONTROL_SOCKET
 }
 
 test_proxy_cleanup_ () {
@@ -916,6 +917,17 @@ reload_proxy () {
 	echo "reload_proxy: the proxy refused the reload (intutic_reload_errors_total went up); its log:" >&2
 	tail -n 5 "$PROXY_LOG" >&2
 	return 1
+}
+
+# control_curl PATH [ARGS...]: curl to the proxy's control API at PATH
+# (/v1/runs...), on its unix socket (CONTROL_SOCKET); quiet but for
+# errors, bounded in time.
+control_curl () {
+	test -n "${CONTROL_SOCKET:-}" || { echo "control_curl: no proxy was started" >&2; return 1; }
+	test_control_path_=$1
+	shift
+	curl -sS --max-time "$TEST_CURL_SECONDS" --noproxy "*" \
+		--unix-socket "$CONTROL_SOCKET" "$@" "http://localhost$test_control_path_"
 }
 
 # proxy_curl ARGS...: curl through the proxy, quiet but for errors, and

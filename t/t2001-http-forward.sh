@@ -275,7 +275,7 @@ test_expect_success 'hop-by-hop and Proxy-* headers are removed; Host and the ot
 	# the credentials of a registered run (others are answered 407)
 	printf "{\"run\":\"run-hop\",\"token\":\"%s\",\"command\":\"t2001\"}" \
 		5ec2e7000000000000000000000000042 >reg &&
-	curl -sS -o /dev/null --data-binary @reg "$PROXY_URL/v1/runs" &&
+	control_curl /v1/runs -o /dev/null --data-binary @reg &&
 	cred=$(printf "run-hop:5ec2e7000000000000000000000000042" | base64 -w0) &&
 	proxy_curl -o out \
 		-H "Proxy-Authorization: Basic $cred" \

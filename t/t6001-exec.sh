@@ -227,27 +227,103 @@ test_expect_success 'credentials of no registered run: 407, denied as proxy-auth
 	! grep -F 0123456789abcdef0123456789abcdef "$AUDIT_FILE" "$PROXY_LOG"
 '
 
-test_expect_success 'a registration the proxy cannot take: 400, and a run id registered twice: 409' '
-	printf "{\"run\":\"run-x\",\"token\":\"short\",\"command\":\"c\"}" >reg &&
-	curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
-		"$PROXY_URL/v1/runs" >code &&
-	echo 400 >expect &&
-	test_cmp expect code &&
-	test_grep "token" body &&
-	printf "{\"run\":\"run-twice\",\"token\":\"%s\",\"command\":\"c\"}" \
-		0123456789abcdef0123456789abcdef >reg &&
-	curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
-		"$PROXY_URL/v1/runs" >code &&
-	echo 201 >expect &&
-	test_cmp expect code &&
-	curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
-		"$PROXY_URL/v1/runs" >code &&
-	echo 409 >expect &&
+test_expect_success 'the data port registers no run: /v1/runs answers 404 naming the control socket' '
+	tok=0123456789abcdef0123456789abcdef &&
+	printf "{\"run\":\"run-data\",\"token\":\"%s\",\"command\":\"c\"}" "$tok" >reg &&
+	for path in /v1/runs /v1/runs/run-data; do
+		curl -sS --noproxy "*" -o body -w "%{http_code}\n" --data-binary @reg \
+			"$PROXY_URL$path" >code &&
+		echo 404 >expect &&
+		test_cmp expect code &&
+		test_grep "control socket, $CONTROL_SOCKET, not on its data port" body ||
+		return 1
+	done &&
+	control_curl /v1/runs >list &&
+	test_grep -v "run-data" list &&
+	rc=0 &&
+	curl -sS -o /dev/null -w "%{http_code}\n" \
+		-x "http://run-data:$tok@127.0.0.1:$PROXY_PORT" \
+		"http://origin.test:$ORIGIN_TEST_PORT/" >code || rc=$? &&
+	echo 407 >expect &&
 	test_cmp expect code
 '
 
-test_expect_success 'malformed registrations: 400 (or 411, 413) with the reason, nothing registered' '
+test_expect_success 'the control socket: the proxy user'"'"'s, mode 0660, named in the state file' '
+	test -S "$CONTROL_SOCKET" &&
+	stat -c "%a %u" "$CONTROL_SOCKET" >got &&
+	echo "660 $(id -u)" >expect &&
+	test_cmp expect got &&
+	python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"control\"])" \
+		"$PROXY_DIR/state/proxy.json" >got &&
+	echo "$CONTROL_SOCKET" >expect &&
+	test_cmp expect got
+'
+
+test_expect_success 'control API: register, list, show, end; its records; a run ended is 407' '
 	tok=0123456789abcdef0123456789abcdef &&
+	audit_mark &&
+	printf "{\"run\":\"run-ctl\",\"token\":\"%s\",\"command\":\"agent\",\"project\":\"/p\",\"pid\":%d}" \
+		"$tok" $$ >reg &&
+	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg >code &&
+	echo 201 >expect &&
+	test_cmp expect code &&
+	test_grep "\"run\":\"run-ctl\"" body &&
+	control_curl /v1/runs -o list -w "%{http_code}\n" >code &&
+	echo 200 >expect &&
+	test_cmp expect code &&
+	python3 -c "
+import json, sys
+runs = json.load(open(\"list\"))
+r = [x for x in runs if x[\"run\"] == \"run-ctl\"][0]
+assert r[\"uid\"] == int(sys.argv[1]) and r[\"pid\"] == int(sys.argv[2]), r
+assert r[\"command\"] == \"agent\" and r[\"project\"] == \"/p\", r
+assert \"token\" not in r, r
+" "$(id -u)" $$ &&
+	control_curl /v1/runs/run-ctl -o one >/dev/null &&
+	test_grep "\"run\":\"run-ctl\"" one &&
+	proxy_curl -o /dev/null -w "%{http_code}\n" \
+		-x "http://run-ctl:$tok@127.0.0.1:$PROXY_PORT" \
+		"http://origin.test:$ORIGIN_TEST_PORT/" >code &&
+	echo 200 >expect &&
+	test_cmp expect code &&
+	control_curl /v1/runs/run-ctl -X DELETE -o body -w "%{http_code}\n" >code &&
+	echo 200 >expect &&
+	test_cmp expect code &&
+	control_curl /v1/runs/run-ctl -o body -w "%{http_code}\n" >code &&
+	echo 404 >expect &&
+	test_cmp expect code &&
+	rc=0 &&
+	curl -sS -o /dev/null -w "%{http_code}\n" \
+		-x "http://run-ctl:$tok@127.0.0.1:$PROXY_PORT" \
+		"http://origin.test:$ORIGIN_TEST_PORT/" >code || rc=$? &&
+	echo 407 >expect &&
+	test_cmp expect code &&
+	audit_since 2 &&
+	audit_expect 1 event=run run=run-ctl status=201 command=agent &&
+	audit_expect 1 event=run-end run=run-ctl status=200 &&
+	! grep -F "$tok" "$AUDIT_FILE" "$PROXY_LOG"
+'
+
+test_expect_success 'a registration the proxy cannot take: 400, and a run id registered twice: 409' '
+	printf "{\"run\":\"run-x\",\"token\":\"short\",\"command\":\"c\"}" >reg &&
+	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg >code &&
+	echo 400 >expect &&
+	test_cmp expect code &&
+	test_grep "\"error\":.*token" body &&
+	printf "{\"run\":\"run-twice\",\"token\":\"%s\",\"command\":\"c\"}" \
+		0123456789abcdef0123456789abcdef >reg &&
+	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg >code &&
+	echo 201 >expect &&
+	test_cmp expect code &&
+	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg >code &&
+	echo 409 >expect &&
+	test_cmp expect code &&
+	test_grep "registered already" body
+'
+
+test_expect_success 'malformed control requests: 400, 404, 405, 411, 413 with the reason, nothing registered' '
+	tok=0123456789abcdef0123456789abcdef &&
+	control_curl /v1/runs >before &&
 	for body in "not json" "[1,2]" "{\"run\":{\"a\":1}}" \
 	    "{\"run\":\"r1\",\"command\":\"c\"}" \
 	    "{\"run\":\"bad id\",\"token\":\"$tok\",\"command\":\"c\"}" \
@@ -255,21 +331,59 @@ test_expect_success 'malformed registrations: 400 (or 411, 413) with the reason,
 	    "{\"run\":\"r4\",\"token\":\"ABCDEF0123456789ABCDEF0123456789\",\"command\":\"c\"}" \
 	    "{\"run\":\"r5\",\"token\":\"$tok\",\"command\":\"c\",\"pid\":-3}"; do
 		printf "%s" "$body" >reg &&
-		curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
-			"$PROXY_URL/v1/runs" >code &&
+		control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg >code &&
 		echo 400 >expect &&
 		test_cmp expect code &&
-		test_grep "^intutic: " body || return 1
+		test_grep "^\{\"error\":\"" body || return 1
 	done &&
 	head -c 5000 /dev/zero | tr "\0" x >reg &&
-	curl -sS -o body -w "%{http_code}\n" --data-binary @reg \
-		"$PROXY_URL/v1/runs" >code &&
+	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg >code &&
 	echo 413 >expect &&
 	test_cmp expect code &&
-	printf "POST /v1/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" >req &&
-	proxy_send --send-file req --timeout 5 >raw &&
-	test_grep "^HTTP/1.1 411 " raw &&
+	control_curl /v1/runs -o body -w "%{http_code}\n" -X PUT >code &&
+	echo 405 >expect &&
+	test_cmp expect code &&
+	control_curl /v1/runs/no-such-run -o body -w "%{http_code}\n" -X DELETE >code &&
+	echo 404 >expect &&
+	test_cmp expect code &&
+	control_curl "/v1/runs/bad%20id" -o body -w "%{http_code}\n" >code &&
+	echo 404 >expect &&
+	test_cmp expect code &&
+	control_curl /v1/other -o body -w "%{http_code}\n" >code &&
+	echo 404 >expect &&
+	test_cmp expect code &&
+	control_curl /healthz -o body -w "%{http_code}\n" >code &&
+	echo 404 >expect &&
+	test_cmp expect code &&
+	control_curl /v1/runs -o body -w "%{http_code}\n" \
+		-H "Transfer-Encoding: chunked" --data-binary @/dev/null >code &&
+	echo 411 >expect &&
+	test_cmp expect code &&
+	control_curl /v1/runs >after &&
+	test_cmp before after &&
 	! grep -F "$tok" "$AUDIT_FILE" "$PROXY_LOG"
+'
+
+test_expect_success 'the control socket proxies nothing: CONNECT and absolute-form are refused there' '
+	audit_mark &&
+	control_curl /v1/runs -o body -w "%{http_code}\n" \
+		--request-target "http://origin.test:$ORIGIN_TEST_PORT/" >code &&
+	echo 404 >expect &&
+	test_cmp expect code &&
+	control_curl /v1/runs -o body -w "%{http_code}\n" -X CONNECT \
+		--request-target "origin.test:$ORIGIN_TEST_PORT" >code &&
+	test "$(cat code)" -ge 400 &&
+	audit_since 0 &&
+	audit_expect 0 event=decision
+'
+
+test_expect_success 'a host-mode run ends with its command: the proxy forgets it once its pid is gone' '
+	run_exec -- sh -c "echo \$INTUTIC_RUN >run.id" &&
+	test "$rc" = 0 &&
+	id=$(cat run.id) &&
+	test -n "$id" &&
+	control_curl /v1/runs >list &&
+	test_grep -v "\"$id\"" list
 '
 
 test_expect_success '--sandbox=firecracker without firecracker: refused (125) by its first gate, nothing run (t9002 has the rest)' '

@@ -72,6 +72,37 @@ test_expect_success 'the exit status of the agent is the run'"'"'s' '
 	test "$rc" = 42
 '
 
+# What the agent tries against the control API, from inside: a forged
+# registration on the data port, an end of its own run; what the proxy
+# answers, each on a line; then any control socket in sight.
+cat >forge.sh <<\EOF
+for path in /v1/runs "/v1/runs/$INTUTIC_RUN"; do
+	curl -sS --noproxy "*" --max-time 10 -o /dev/null -w "%{http_code}\n" \
+		-H "Content-Type: application/json" --data "$FORGED" \
+		"http://$GATEWAY$path"
+done
+curl -sS --noproxy "*" --max-time 10 -o /dev/null -w "%{http_code}\n" \
+	-X DELETE "http://$GATEWAY/v1/runs/$INTUTIC_RUN"
+find / -xdev -name control.sock 2>/dev/null | sed "s/^/FOUND /"
+echo "run=$INTUTIC_RUN"
+EOF
+
+test_expect_success 'inside: no control API: a forged registration is refused, no socket in sight; the run ends with the sandbox' '
+	FORGED="{\"run\":\"run-forged\",\"token\":\"0123456789abcdef0123456789abcdef\",\"command\":\"x\"}" \
+	GATEWAY="$SANDBOX_GATEWAY:$PROXY_PORT" FORGE=$(cat forge.sh) \
+		sandbox_exec -e FORGED -e GATEWAY -e FORGE -- sh -c "eval \"\$FORGE\"" &&
+	test "$rc" = 0 &&
+	printf "%s\n" 404 404 404 >expect &&
+	grep -E "^[0-9]{3}\$" out >codes &&
+	test_cmp expect codes &&
+	test_grep -v "^FOUND" out &&
+	run=$(sed -n "s/^run=//p" out) &&
+	case $run in run-[0-9a-f]*) ;; *) false ;; esac &&
+	control_curl /v1/runs >list &&
+	test_grep -v "run-forged" list &&
+	test_grep -v "\"$run\"" list
+'
+
 test_expect_success 'the environment by name: a secret is inside, and on no command line' '
 	# (compared by its digest: the value itself on this command line would
 	# be what the test looks for)

@@ -1,7 +1,8 @@
 /*
  * fuzz-runs-json.c — runs_parse() (proxy/runs.h), the body of
  * POST /v1/runs, and what the proxy does with a good one: runs_add() into
- * a table made once, runs_check() with its token and with another.
+ * a table made once, runs_check() with its token and with another, and
+ * runs_end() by its owner, after which the token opens nothing.
  *
  * Checked: 0 with a registration whose every field is NUL-ended, its id
  * valid and its token 32..128 hex digits; or -1 with a message and the
@@ -29,6 +30,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct runs *runs;
 	static const char zero[RUN_TOKEN_MAX + 1];
+	const struct runs_peer owner = { 0, 0 };
 	struct run_reg reg;
 	char why[FUZZ_WHY_MAX], other[RUN_TOKEN_MAX + 1];
 	size_t i, tlen, idlen;
@@ -54,12 +56,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (reg.token[i] >= 'a' && reg.token[i] <= 'f') ||
 		    (reg.token[i] >= 'A' && reg.token[i] <= 'F'));
 	FUZZ_ASSERT(reg.pid >= -1);
-	if (runs_add(runs, &reg) != 0)
+	reg.uid = 0;
+	if (runs_add(runs, &reg) != RUNS_ADDED)
 		return 0;
 	FUZZ_ASSERT(runs_check(runs, reg.id, idlen, reg.token, tlen) == 1);
 	memcpy(other, reg.token, tlen + 1);
 	other[0] = other[0] == '0' ? '1' : '0';
 	FUZZ_ASSERT(runs_check(runs, reg.id, idlen, other, tlen) == 0);
 	FUZZ_ASSERT(runs_check(runs, reg.id, idlen, reg.token, tlen - 1) == 0);
+	/* ended by its owner: its token opens nothing any more */
+	FUZZ_ASSERT(runs_end(runs, reg.id, &owner) == 0);
+	FUZZ_ASSERT(runs_check(runs, reg.id, idlen, reg.token, tlen) == 0);
+	FUZZ_ASSERT(runs_end(runs, reg.id, &owner) == -1);
 	return 0;
 }
