@@ -404,7 +404,7 @@ exec_control(const struct exec_run *run, const char *method, const char *path,
 	req.bodylen = body != NULL ? strlen(body) : 0;
 	req.content_type = body != NULL ? "application/json" : NULL;
 	if ((r = fetch(&req, status, &answer, &alen, ferr, sizeof(ferr))) != 0)
-		snprintf(err, errlen, "%s (the control socket %s)", ferr,
+		snprintf(err, errlen, "%s (the control socket %.512s)", ferr,
 		    run->loc->control);
 	else if (*status >= 400 && answer != NULL && alen > 0)
 		snprintf(err, errlen, "HTTP %ld: %.*s", *status,

@@ -4,10 +4,17 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -113,21 +120,62 @@ fetch_setup(CURL *c, const struct fetch_req *req, struct curl_slist **hdrs,
 	return 0;
 }
 
+/*
+ * A unix socket's path as libcurl can connect to it: path itself, or when
+ * it is longer than a sockaddr_un holds, /proc/self/fd/N/NAME through its
+ * directory, opened as *dfd (the caller closes it).  NULL: it cannot be.
+ */
+static const char *
+fetch_unix_path(const char *path, char *buf, size_t len, int *dfd)
+{
+	struct sockaddr_un sun;
+	char dir[PATH_MAX];
+	const char *slash;
+
+	*dfd = -1;
+	if (strlen(path) < sizeof(sun.sun_path))
+		return path;
+	errno = ENAMETOOLONG;
+	if ((slash = strrchr(path, '/')) == NULL ||
+	    (size_t)(slash - path) >= sizeof(dir))
+		return NULL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if ((*dfd = open(dir[0] != '\0' ? dir : "/", O_PATH | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		return NULL;
+	if (snprintf(buf, len, "/proc/self/fd/%d/%s", *dfd, slash + 1) >=
+	    (int)len || strlen(buf) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return buf;
+}
+
 int
 fetch(const struct fetch_req *req, long *status, char **body, size_t *len,
     char *err, size_t errlen)
 {
 	struct fetch_buf b = { NULL, 0, 0, 0 };
 	struct curl_slist *hdrs = NULL;
-	char cerr[CURL_ERROR_SIZE];
+	struct fetch_req rq = *req;
+	char cerr[CURL_ERROR_SIZE], sock[64];
 	CURL *c = NULL;
 	CURLcode rc;
-	int r = -1;
+	int r = -1, dfd = -1;
 
 	*status = 0;
 	*body = NULL;
 	*len = 0;
 	cerr[0] = '\0';
+	if (req->unix_socket != NULL && (rq.unix_socket = fetch_unix_path(
+	    req->unix_socket, sock, sizeof(sock), &dfd)) == NULL) {
+		snprintf(err, errlen, "cannot reach the unix socket: %s",
+		    strerror(errno));
+		if (dfd != -1)
+			close(dfd);
+		return -1;
+	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "cannot initialise libcurl");
 		return -1;
@@ -136,7 +184,7 @@ fetch(const struct fetch_req *req, long *status, char **body, size_t *len,
 		snprintf(err, errlen, "cannot initialise libcurl");
 		goto out;
 	}
-	if (fetch_setup(c, req, &hdrs, &b, cerr) != 0) {
+	if (fetch_setup(c, &rq, &hdrs, &b, cerr) != 0) {
 		snprintf(err, errlen, "cannot set up the request");
 		goto out;
 	}
@@ -165,6 +213,8 @@ fetch(const struct fetch_req *req, long *status, char **body, size_t *len,
 	if (c != NULL)
 		curl_easy_cleanup(c);
 	curl_global_cleanup();
+	if (dfd != -1)
+		close(dfd);
 	return r;
 }
 

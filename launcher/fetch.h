@@ -28,7 +28,8 @@ int	 fetch_get(const char *url, char **body, size_t *len, char *err,
 struct fetch_req {
 	const char	*url;
 	const char	*method;	/* NULL: GET; "POST" or "DELETE" */
-	const char	*unix_socket;	/* NULL, or connect there (http://) */
+	const char	*unix_socket;	/* NULL, or connect there (http://),
+					   a path of any length */
 	const char	*body;		/* POST: what to send */
 	size_t		 bodylen;
 	const char	*content_type;	/* POST: e.g. "application/json" */

@@ -22,7 +22,7 @@ struct proxy_loc {
 	char		 source[PATH_MAX + 32];	/* where it came from, for people */
 	int		 have_state;		/* st is the state file read */
 	struct proxy_state st;
-	char		 control[108];		/* its control socket; "" */
+	char		 control[PATH_MAX];	/* its control socket; "" */
 };
 
 /*

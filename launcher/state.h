@@ -42,7 +42,7 @@ struct proxy_state {
 	long long	 started;		/* seconds since the epoch */
 	int		 workers;		/* 0 when not given */
 	char		 version[STATE_VERSION_MAX]; /* "" when not given */
-	char		 control[108];		/* the control socket; "" */
+	char		 control[PATH_MAX];	/* the control socket; "" */
 };
 
 /*

@@ -15,6 +15,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 
@@ -129,7 +130,7 @@ struct proxy {
 	struct hosts		*hosts;		/* --hosts, read once */
 	struct runs		*runs;		/* registered by intutic exec */
 	int			 control_fd;	/* the control socket; -1 */
-	char			 control_path[108];	/* sun_path */
+	char			 control_path[PATH_MAX];	/* "": none */
 	gid_t			 control_gid;	/* --control-group; -1 */
 	struct proxy_listen	 listens[PROXY_BINDS_MAX];
 	size_t			 nlistens;

@@ -24,6 +24,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,17 +74,31 @@ control_group(const char *name, gid_t *gid)
 }
 
 /*
- * A socket file left at path: a proxy that still answers there is
- * another one serving this state directory (refused); a dead one's file
- * goes.  0, or -1 (said).
+ * The socket's address, reached through the directory's descriptor dfd:
+ * /proc/self/fd/N/control.sock is short whatever the directory's path
+ * (sun_path holds 107 bytes).
+ */
+static void
+control_addr(int dfd, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	snprintf(sun->sun_path, sizeof(sun->sun_path), "/proc/self/fd/%d/%s",
+	    dfd, WIRE_CONTROL_SOCKET);
+}
+
+/*
+ * A socket file left in the directory dfd: a proxy that still answers
+ * there is another one serving this state directory (refused); a dead
+ * one's file goes.  0, or -1 (said).
  */
 static int
-control_stale(const char *path, const struct sockaddr_un *sun)
+control_stale(int dfd, const char *path, const struct sockaddr_un *sun)
 {
 	struct stat st;
 	int fd, r;
 
-	if (lstat(path, &st) == -1) {
+	if (fstatat(dfd, WIRE_CONTROL_SOCKET, &st, AT_SYMLINK_NOFOLLOW) == -1) {
 		if (errno == ENOENT)
 			return 0;
 		error("cannot look at '%s': %s", path, strerror(errno));
@@ -106,7 +121,7 @@ control_stale(const char *path, const struct sockaddr_un *sun)
 		    "stop --state-dir DIR`, or give another --state-dir)", path);
 		return -1;
 	}
-	if (unlink(path) == -1 && errno != ENOENT) {
+	if (unlinkat(dfd, WIRE_CONTROL_SOCKET, 0) == -1 && errno != ENOENT) {
 		error("cannot remove the old control socket '%s': %s", path,
 		    strerror(errno));
 		return -1;
@@ -114,42 +129,16 @@ control_stale(const char *path, const struct sockaddr_un *sun)
 	return 0;
 }
 
-int
-control_listen(struct proxy *p)
+/* The socket in the directory dfd, bound and listening: its fd, or -1. */
+static int
+control_bind(struct proxy *p, int dfd, const char *path)
 {
-	const char *dir = p->cfg.state_dir;
 	struct sockaddr_un sun;
 	mode_t old;
-	int fd, n;
+	int fd, r;
 
-	p->control_fd = -1;
-	p->control_gid = (gid_t)-1;
-	if (p->cfg.control_group != NULL &&
-	    control_group(p->cfg.control_group, &p->control_gid) != 0)
-		return -1;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	n = snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s", dir,
-	    WIRE_CONTROL_SOCKET);
-	if (n < 0 || (size_t)n >= sizeof(sun.sun_path)) {
-		error("the control socket '%s/%s' would be longer than %zu "
-		    "bytes: give a shorter --state-dir", dir,
-		    WIRE_CONTROL_SOCKET, sizeof(sun.sun_path) - 1);
-		return -1;
-	}
-	if (paths_mkdirs(dir) != 0) {
-		error("cannot create state directory '%s': %s", dir,
-		    strerror(errno));
-		return -1;
-	}
-	/* The group's members reach the socket through the directory. */
-	if (p->control_gid != (gid_t)-1 && (chown(dir, (uid_t)-1,
-	    p->control_gid) == -1 || chmod(dir, 0710) == -1)) {
-		error("cannot hand the state directory '%s' to group %s: %s",
-		    dir, p->cfg.control_group, strerror(errno));
-		return -1;
-	}
-	if (control_stale(sun.sun_path, &sun) != 0)
+	control_addr(dfd, &sun);
+	if (control_stale(dfd, path, &sun) != 0)
 		return -1;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1) {
@@ -158,22 +147,63 @@ control_listen(struct proxy *p)
 	}
 	/* Made the owner's only, then opened to the group: never wider. */
 	old = umask(0177);
-	n = bind(fd, (const struct sockaddr *)&sun, sizeof(sun));
+	r = bind(fd, (const struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
-	if (n == -1 ||
-	    (p->control_gid != (gid_t)-1 && chown(sun.sun_path, (uid_t)-1,
-	    p->control_gid) == -1) ||
-	    chmod(sun.sun_path, CONTROL_MODE) == -1 ||
+	if (r == -1 ||
+	    (p->control_gid != (gid_t)-1 && fchownat(dfd, WIRE_CONTROL_SOCKET,
+	    (uid_t)-1, p->control_gid, AT_SYMLINK_NOFOLLOW) == -1) ||
+	    fchmodat(dfd, WIRE_CONTROL_SOCKET, CONTROL_MODE, 0) == -1 ||
 	    listen(fd, CONTROL_BACKLOG) == -1) {
-		error("cannot listen on the control socket '%s': %s",
-		    sun.sun_path, strerror(errno));
+		error("cannot listen on the control socket '%s': %s", path,
+		    strerror(errno));
 		close(fd);
-		if (n == 0)
-			unlink(sun.sun_path);
+		if (r == 0)
+			unlinkat(dfd, WIRE_CONTROL_SOCKET, 0);
 		return -1;
 	}
-	snprintf(p->control_path, sizeof(p->control_path), "%s",
-	    sun.sun_path);
+	return fd;
+}
+
+int
+control_listen(struct proxy *p)
+{
+	const char *dir = p->cfg.state_dir;
+	char path[sizeof(p->control_path)];
+	int dfd, fd, n;
+
+	p->control_fd = -1;
+	p->control_gid = (gid_t)-1;
+	if (p->cfg.control_group != NULL &&
+	    control_group(p->cfg.control_group, &p->control_gid) != 0)
+		return -1;
+	n = snprintf(path, sizeof(path), "%s/%s", dir, WIRE_CONTROL_SOCKET);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		error("the state directory '%s' is too long", dir);
+		return -1;
+	}
+	if (paths_mkdirs(dir) != 0) {
+		error("cannot create state directory '%s': %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if ((dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		error("cannot open the state directory '%s': %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	/* The group's members reach the socket through the directory. */
+	if (p->control_gid != (gid_t)-1 && (fchownat(dfd, "", (uid_t)-1,
+	    p->control_gid, AT_EMPTY_PATH) == -1 || chmod(dir, 0710) == -1)) {
+		error("cannot hand the state directory '%s' to group %s: %s",
+		    dir, p->cfg.control_group, strerror(errno));
+		close(dfd);
+		return -1;
+	}
+	fd = control_bind(p, dfd, path);
+	close(dfd);
+	if (fd == -1)
+		return -1;
+	snprintf(p->control_path, sizeof(p->control_path), "%s", path);
 	p->control_fd = fd;
 	return 0;
 }

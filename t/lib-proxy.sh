@@ -921,13 +921,16 @@ reload_proxy () {
 
 # control_curl PATH [ARGS...]: curl to the proxy's control API at PATH
 # (/v1/runs...), on its unix socket (CONTROL_SOCKET); quiet but for
-# errors, bounded in time.
+# errors, bounded in time.  The socket is reached through its directory
+# on descriptor 9 (/proc/self/fd/9/control.sock), as a path of any length
+# must be: a sockaddr_un holds 107 bytes.
 control_curl () {
 	test -n "${CONTROL_SOCKET:-}" || { echo "control_curl: no proxy was started" >&2; return 1; }
 	test_control_path_=$1
 	shift
 	curl -sS --max-time "$TEST_CURL_SECONDS" --noproxy "*" \
-		--unix-socket "$CONTROL_SOCKET" "$@" "http://localhost$test_control_path_"
+		--unix-socket /proc/self/fd/9/control.sock "$@" \
+		"http://localhost$test_control_path_" 9<"${CONTROL_SOCKET%/*}"
 }
 
 # proxy_curl ARGS...: curl through the proxy, quiet but for errors, and

@@ -473,4 +473,26 @@ test_expect_success 'usage errors: no command, an unknown option: 2' '
 	test_grep "unknown option" err
 '
 
+# Last: it stops the proxy the tests above share.
+test_expect_success 'a state directory deeper than a socket address holds: the proxy binds its control socket there, exec registers' '
+	stop_proxy &&
+	deep=$TRASH_DIRECTORY/$(printf "%0120d" 0 | tr 0 d) &&
+	mkdir "$deep" &&
+	cp rules.yaml hosts resolv.conf "$deep"/ &&
+	cd "$deep" &&
+	start_proxy rules.yaml &&
+	cd "$TRASH_DIRECTORY" &&
+	test ${#CONTROL_SOCKET} -gt 108 &&
+	test -S "$CONTROL_SOCKET" &&
+	audit_mark &&
+	run_exec -- sh -c "echo \$INTUTIC_RUN >run.id; curl -sS -o /dev/null http://origin.test:$ORIGIN_TEST_PORT/" &&
+	test "$rc" = 0 &&
+	audit_since 1 &&
+	audit_expect 1 event=run run="$(cat run.id)" &&
+	audit_expect 1 event=decision run="$(cat run.id)" decision=allow &&
+	control_curl /v1/runs -o /dev/null -w "%{http_code}\n" >code &&
+	echo 200 >expect &&
+	test_cmp expect code
+'
+
 test_done

@@ -31,9 +31,9 @@ ctl () {
 	ctl_uid_=$1 ctl_gid_=$2 ctl_path_=$3
 	shift 3
 	as "$ctl_uid_" "$ctl_gid_" curl -sS --max-time "$TEST_CURL_SECONDS" \
-		--noproxy "*" --unix-socket "$CONTROL_SOCKET" \
+		--noproxy "*" --unix-socket /proc/self/fd/9/control.sock \
 		-w "%{stderr}%{http_code}\n" "$@" "http://localhost$ctl_path_" \
-		>body 2>code
+		>body 2>code 9<"${CONTROL_SOCKET%/*}"
 }
 
 test_expect_success 'setup: an origin, and a proxy whose control group is nogroup' '
