@@ -39,6 +39,7 @@
 /* ... and what the control API says of a run besides (GET /v1/runs). */
 #define WIRE_RUN_UID		"uid"
 #define WIRE_RUN_REGISTERED	"registered"
+#define WIRE_RUNS_LIST		"runs"		/* GET /v1/runs: the array */
 
 /* DIR/control.sock: the proxy's control API (intutic-proxy(8)). */
 #define WIRE_CONTROL_SOCKET	"control.sock"

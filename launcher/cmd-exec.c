@@ -24,6 +24,7 @@
 
 #include "backend.h"
 #include "enforce-record.h"
+#include "control.h"
 #include "fetch.h"
 #include "jsonw.h"
 #include "hostfw.h"
@@ -380,39 +381,14 @@ static int
 exec_control(const struct exec_run *run, const char *method, const char *path,
     const char *body, long *status, char *err, size_t errlen)
 {
-	char url[256], ferr[FETCH_ERROR_MAX], *answer = NULL;
-	struct fetch_req req;
-	size_t alen;
-	int r;
-
 	if (run->loc->control[0] == '\0') {
 		snprintf(err, errlen, "its control socket is not known: no state "
 		    "file of a proxy on port %u (give --state-dir, the "
 		    "directory the proxy was started with)", run->loc->port);
 		return -1;
 	}
-	if (snprintf(url, sizeof(url), "http://localhost%s", path) >=
-	    (int)sizeof(url)) {
-		snprintf(err, errlen, "the path '%s' is too long", path);
-		return -1;
-	}
-	memset(&req, 0, sizeof(req));
-	req.url = url;
-	req.unix_socket = run->loc->control;
-	req.method = method;
-	req.body = body;
-	req.bodylen = body != NULL ? strlen(body) : 0;
-	req.content_type = body != NULL ? "application/json" : NULL;
-	if ((r = fetch(&req, status, &answer, &alen, ferr, sizeof(ferr))) != 0)
-		snprintf(err, errlen, "%s (the control socket %.512s)", ferr,
-		    run->loc->control);
-	else if (*status >= 400 && answer != NULL && alen > 0)
-		snprintf(err, errlen, "HTTP %ld: %.*s", *status,
-		    (int)strcspn(answer, "\n"), answer);
-	else
-		snprintf(err, errlen, "HTTP %ld", *status);
-	free(answer);
-	return r;
+	return control_request(run->loc->control, method, path, body, status,
+	    NULL, err, errlen);
 }
 
 /* The run ends: the proxy forgets it (a failure is only said). */

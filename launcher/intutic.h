@@ -32,6 +32,7 @@ extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_enforce_entry;
 extern const struct cmd_entry cmd_exec_entry;
 extern const struct cmd_entry cmd_rules_entry;
+extern const struct cmd_entry cmd_runs_entry;
 extern const struct cmd_entry cmd_start_entry;
 extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_stop_entry;

@@ -42,6 +42,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_stop_entry,
 	&cmd_status_entry,
 	&cmd_exec_entry,
+	&cmd_runs_entry,
 	&cmd_enforce_entry,
 	&cmd_rules_entry,
 	&cmd_doctor_entry,

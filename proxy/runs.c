@@ -463,7 +463,7 @@ runs_json(struct runs *r, const char *id, const struct runs_peer *who,
 		pthread_mutex_unlock(&r->lock);
 		return ret;
 	}
-	if (evbuffer_add(out, "[", 1) != 0)
+	if (evbuffer_add_printf(out, "{\"" WIRE_RUNS_LIST "\":[") < 0)
 		ret = -3;
 	for (i = 0; i < r->used && ret == 0; i++) {
 		if (!who->admin && r->slot[i].uid != who->uid)
@@ -473,7 +473,7 @@ runs_json(struct runs *r, const char *id, const struct runs_peer *who,
 			ret = -3;
 		first = 0;
 	}
-	if (ret == 0 && evbuffer_add(out, "]", 1) != 0)
+	if (ret == 0 && evbuffer_add(out, "]}", 2) != 0)
 		ret = -3;
 	pthread_mutex_unlock(&r->lock);
 	return ret;

@@ -81,8 +81,8 @@ int		 runs_end(struct runs *, const char *id,
 		    const struct runs_peer *who);
 
 /*
- * Appends to out, as JSON, the runs the peer may see (id NULL: an array of
- * all of them) or run `id` (an object).  0; -1 no such run; -2 not the
+ * Appends to out, as JSON, the runs the peer may see (id NULL: {"runs":
+ * [...]}, every one of them) or run `id` (an object).  0; -1 no such run; -2 not the
  * peer's; -3 out of memory.
  */
 int		 runs_json(struct runs *, const char *id,

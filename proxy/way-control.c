@@ -8,7 +8,7 @@
  * only its own.
  *
  *	POST   /v1/runs		register a run (intutic exec): 201
- *	GET    /v1/runs		the runs the peer may see: 200, an array
+ *	GET    /v1/runs		the runs the peer may see: 200, {"runs":[...]}
  *	GET    /v1/runs/RUN	one of them: 200, an object
  *	DELETE /v1/runs/RUN	end it: 200
  *

@@ -273,7 +273,7 @@ test_expect_success 'control API: register, list, show, end; its records; a run 
 	test_cmp expect code &&
 	python3 -c "
 import json, sys
-runs = json.load(open(\"list\"))
+runs = json.load(open(\"list\"))[\"runs\"]
 r = [x for x in runs if x[\"run\"] == \"run-ctl\"][0]
 assert r[\"uid\"] == int(sys.argv[1]) and r[\"pid\"] == int(sys.argv[2]), r
 assert r[\"command\"] == \"agent\" and r[\"project\"] == \"/p\", r
@@ -302,6 +302,37 @@ assert \"token\" not in r, r
 	audit_expect 1 event=run run=run-ctl status=201 command=agent &&
 	audit_expect 1 event=run-end run=run-ctl status=200 &&
 	! grep -F "$tok" "$AUDIT_FILE" "$PROXY_LOG"
+'
+
+test_expect_success 'intutic runs: list, show, --json, end; a run ended is gone; exit statuses' '
+	tok=0123456789abcdef0123456789abcdef &&
+	printf "{\"run\":\"run-cli\",\"token\":\"%s\",\"command\":\"claude\",\"project\":\"/src/app/.intutic.yaml\",\"pid\":%d}" \
+		"$tok" $$ >reg &&
+	control_curl /v1/runs -o /dev/null --data-binary @reg &&
+	"$INTUTIC" runs --state-dir "$PROXY_DIR/state" >out 2>err &&
+	test_must_be_empty err &&
+	head -n 1 out >head &&
+	test_grep "^RUN +UID +PID +AGE +COMMAND +PROJECT\$" head &&
+	test_grep "^run-cli +$(id -u) +$$ +[0-9]+s +claude +/src/app/.intutic.yaml\$" out &&
+	"$INTUTIC" runs show run-cli --state-dir "$PROXY_DIR/state" >out &&
+	test_grep "^run: +run-cli\$" out &&
+	test_grep "^pid: +$$\$" out &&
+	test_grep "^command: +claude\$" out &&
+	"$INTUTIC" runs list --json --state-dir "$PROXY_DIR/state" >json &&
+	control_curl /v1/runs >expect &&
+	test_cmp expect json &&
+	"$INTUTIC" runs end run-cli --state-dir "$PROXY_DIR/state" >out &&
+	echo "run run-cli ended" >expect &&
+	test_cmp expect out &&
+	test_expect_code 1 "$INTUTIC" runs show run-cli --state-dir "$PROXY_DIR/state" 2>err &&
+	test_grep "no run .run-cli." err &&
+	test_expect_code 1 "$INTUTIC" runs end run-cli --state-dir "$PROXY_DIR/state" 2>err &&
+	test_expect_code 3 "$INTUTIC" runs --state-dir "$TRASH_DIRECTORY/no-state" 2>err &&
+	test_grep "not running" err &&
+	test_expect_code 2 "$INTUTIC" runs show 2>err &&
+	test_grep "which RUN" err &&
+	test_expect_code 2 "$INTUTIC" runs frob 2>err &&
+	test_grep "list, show RUN or end RUN" err
 '
 
 test_expect_success 'a registration the proxy cannot take: 400, and a run id registered twice: 409' '

@@ -97,6 +97,24 @@ test_expect_success 'a member can neither see nor end another user'"'"'s run; ro
 	test_grep -v "run-member" body
 '
 
+test_expect_success 'intutic runs as a member: its own runs only; another user'"'"'s cannot be ended (1)' '
+	reg run-root-cli &&
+	control_curl /v1/runs -o /dev/null --data-binary @reg &&
+	reg run-member-cli &&
+	ctl $MEMBER_UID $GROUP_GID /v1/runs --data-binary @reg &&
+	as $MEMBER_UID $GROUP_GID "$INTUTIC" runs --state-dir "$PROXY_DIR/state" >out 2>err &&
+	test_grep "^run-member-cli " out &&
+	test_grep -v "run-root-cli" out &&
+	test_expect_code 1 as $MEMBER_UID $GROUP_GID "$INTUTIC" runs end run-root-cli \
+		--state-dir "$PROXY_DIR/state" 2>err &&
+	test_grep "another user.s" err &&
+	"$INTUTIC" runs --state-dir "$PROXY_DIR/state" >out &&
+	test_grep "^run-root-cli " out &&
+	test_grep "^run-member-cli +$MEMBER_UID " out &&
+	"$INTUTIC" runs end run-member-cli --state-dir "$PROXY_DIR/state" &&
+	"$INTUTIC" runs end run-root-cli --state-dir "$PROXY_DIR/state"
+'
+
 test_expect_success 'a member may end its own run' '
 	reg run-own &&
 	ctl $MEMBER_UID $GROUP_GID /v1/runs --data-binary @reg &&
