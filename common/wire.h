@@ -39,6 +39,9 @@
 /* ... and what the control API says of a run besides (GET /v1/runs). */
 #define WIRE_RUN_UID		"uid"
 #define WIRE_RUN_REGISTERED	"registered"
+/* ... and what the proxy keeps of it in DIR/runs.json besides. */
+#define WIRE_RUN_PID_START	"pid_start"
+#define WIRE_RUN_MAC		"mac"
 #define WIRE_RUNS_LIST		"runs"		/* GET /v1/runs: the array */
 
 /* DIR/control.sock: the proxy's control API (intutic-proxy(8)). */

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "control.h"
+#include "runrec.h"
 #include "intutic.h"
 #include "locate.h"
 #include "log.h"
@@ -48,7 +49,7 @@ const struct cmd_entry cmd_runs_entry = {
 };
 
 static void
-runs_print_list(const struct control_run *runs, size_t n)
+runs_print_list(const struct runrec *runs, size_t n)
 {
 	char age[32], pid[24];
 	size_t i;
@@ -56,7 +57,7 @@ runs_print_list(const struct control_run *runs, size_t n)
 	printf("%-24s %6s %8s %11s  %-16s %s\n", "RUN", "UID", "PID", "AGE",
 	    "COMMAND", "PROJECT");
 	for (i = 0; i < n; i++) {
-		const struct control_run *r = &runs[i];
+		const struct runrec *r = &runs[i];
 
 		snprintf(pid, sizeof(pid), r->pid >= 0 ? "%lld" : "-", r->pid);
 		printf("%-24s %6lld %8s %11s  %-16s %s\n", r->id, r->uid, pid,
@@ -67,7 +68,7 @@ runs_print_list(const struct control_run *runs, size_t n)
 }
 
 static void
-runs_print_one(const struct control_run *r)
+runs_print_one(const struct runrec *r)
 {
 	char age[32];
 
@@ -88,8 +89,8 @@ runs_print_one(const struct control_run *r)
 static int
 runs_ask(const char *sock, const char *what, const char *id, int json)
 {
-	struct control_run *runs = NULL;
-	char path[CONTROL_RUN_ID_MAX + 32], why[1024], *answer = NULL;
+	struct runrec *runs = NULL;
+	char path[RUNREC_ID_MAX + 32], why[1024], *answer = NULL;
 	size_t n;
 	long status;
 	int r = EXIT_CANNOT_RUN;
@@ -116,7 +117,7 @@ runs_ask(const char *sock, const char *what, const char *id, int json)
 	} else if (json) {
 		fputs(answer, stdout);
 		r = EXIT_SUCCESS;
-	} else if (control_runs_parse(answer, strlen(answer), id == NULL,
+	} else if (runrec_parse("the proxy's answer", answer, strlen(answer), id == NULL,
 	    &runs, &n, why, sizeof(why)) != 0)
 		error("runs %s: %s", what, why);
 	else {
@@ -149,7 +150,7 @@ cmd_runs_exec(int argc, char **argv)
 				return cmd_usage_error(&cmd_runs_entry, "runs "
 				    "%s: which RUN?", what);
 			id = argv[i++];
-			if (strlen(id) >= CONTROL_RUN_ID_MAX)
+			if (strlen(id) >= RUNREC_ID_MAX)
 				return cmd_usage_error(&cmd_runs_entry, "runs "
 				    "%s: '%.64s...' is no run id", what, id);
 		} else if (strcmp(what, "list") != 0)

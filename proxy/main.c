@@ -642,8 +642,10 @@ main(int argc, char **argv)
 			    "host's loopback", t);
 	}
 
-	if ((p->runs = runs_new()) == NULL)
-		fatal("out of memory");
+	if ((p->runs = runs_new(p->cfg.state_dir, msg, sizeof(msg))) == NULL) {
+		error("not starting: the runs: %s", msg);
+		return 125;
+	}
 	if (control_listen(p) != 0)
 		return 125;
 

@@ -50,7 +50,8 @@ enum runs_added {
 	RUNS_EXISTS,		/* a run with that id is registered */
 	RUNS_USER_FULL,		/* its owner has RUNS_PER_USER_MAX */
 	RUNS_FULL,		/* the proxy has RUNS_MAX */
-	RUNS_NO_PID		/* its pid names no running process */
+	RUNS_NO_PID,		/* its pid names no running process */
+	RUNS_NOT_KEPT		/* it could not be written down: not added */
 };
 
 /* Who asks: a user sees and ends its own runs; an admin, every run. */
@@ -59,7 +60,12 @@ struct runs_peer {
 	int		 admin;
 };
 
-struct runs	*runs_new(void);
+/*
+ * The table, kept in dir (DIR/runs.json, its tokens' MACs under the key
+ * DIR/runs.key, made when missing): the runs kept there whose launcher
+ * still lives come back.  dir NULL: kept nowhere.  NULL and why.
+ */
+struct runs	*runs_new(const char *dir, char *why, size_t whylen);
 void		 runs_free(struct runs *);
 
 /*
@@ -76,7 +82,10 @@ int		 runs_parse(const char *body, size_t len, struct run_reg *reg,
  */
 enum runs_added	 runs_add(struct runs *, const struct run_reg *reg);
 
-/* Ends run `id`: 0; -1 no such run; -2 it is not the peer's. */
+/*
+ * Ends run `id`: 0; -1 no such run; -2 it is not the peer's; -3 it could
+ * not be written down (the run stays).
+ */
 int		 runs_end(struct runs *, const char *id,
 		    const struct runs_peer *who);
 

@@ -343,6 +343,13 @@ control_register(struct conn *c, const struct http_head *h)
 		control_error(c, 400, "pid %lld is not a running process: a "
 		    "run is registered by its live launcher", reg.pid);
 		return;
+	case RUNS_NOT_KEPT:
+		control_error(c, 500, "the run could not be written to the "
+		    "state directory: not registered (the proxy's log says "
+		    "more)");
+		error("run %s not registered: cannot write the state "
+		    "directory's runs.json", reg.id);
+		return;
 	}
 	control_audit(c, "run", &reg, reg.id, 201);
 	info("run %s registered by uid %lu: %s", reg.id,
@@ -371,6 +378,13 @@ control_run(struct conn *c, const char *method, const char *id)
 			control_audit(c, "run-end", NULL, id, 200);
 			info("run %s ended by uid %lu", id,
 			    (unsigned long)who.uid);
+		} else if (r == -3) {
+			error("run %s not ended: cannot write the state "
+			    "directory's runs.json", id);
+			control_error(c, 500, "run '%s' could not be written "
+			    "down as ended: it stays (the proxy's log says "
+			    "more)", id);
+			return;
 		}
 	} else if ((body = evbuffer_new()) != NULL) {
 		if ((r = runs_json(c->p->runs, id, &who, body)) == 0)

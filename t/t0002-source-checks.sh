@@ -36,7 +36,11 @@ test_expect_success 'including OpenSSL is refused outside its one file' '
 	rm -rf tree && make_tree &&
 	printf "#include <openssl/ssl.h>\n" >tree/common/tls.c &&
 	test_expect_code 1 "$top_srcdir/scripts/checksrc" tree >out &&
-	test_grep "^common/tls.c:1:.*one file" out
+	test_grep "^common/tls.c:1:.*one file only, proxy/crypto.c" out &&
+	rm tree/common/tls.c &&
+	mkdir -p tree/proxy &&
+	printf "#include <openssl/hmac.h>\n" >tree/proxy/crypto.c &&
+	"$top_srcdir/scripts/checksrc" tree
 '
 
 test_expect_success 'trailing white space is refused' '

@@ -504,6 +504,50 @@ test_expect_success 'usage errors: no command, an unknown option: 2' '
 	test_grep "unknown option" err
 '
 
+test_expect_success 'a restart keeps the runs whose launcher lives: an agent started before it works after; no token is written down' '
+	cat >agent.sh <<-EOF &&
+	curl -sS -o /dev/null -w "%{http_code}\n" http://origin.test:$ORIGIN_TEST_PORT/ >first
+	echo ready >ready
+	n=0
+	while ! test -f go && test \$n -lt 300; do sleep 0.1; n=\$((n + 1)); done
+	curl -sS -o /dev/null -w "%{http_code}\n" http://origin.test:$ORIGIN_TEST_PORT/ >second
+	EOF
+	rm -f first second ready go &&
+	{ "$INTUTIC" exec --state-dir "$PROXY_DIR/state" -- sh agent.sh >agent.out 2>agent.err & } &&
+	agent=$! &&
+	test_when_finished "kill $agent 2>/dev/null || :" &&
+	test_wait_for_file ready &&
+	{ sleep 60 </dev/null >/dev/null 2>&1 & } &&
+	gone=$! &&
+	printf "{\"run\":\"run-gone\",\"token\":\"%s\",\"command\":\"c\",\"pid\":%d}" \
+		0123456789abcdef0123456789abcdef $gone >reg &&
+	control_curl /v1/runs -o /dev/null --data-binary @reg &&
+	port=$PROXY_PORT &&
+	stop_proxy &&
+	stat -c "%a" "$PROXY_DIR/state/runs.json" "$PROXY_DIR/state/runs.key" >modes &&
+	printf "600\n600\n" >expect &&
+	test_cmp expect modes &&
+	test_grep "\"run-gone\"" "$PROXY_DIR/state/runs.json" &&
+	! grep -rF 0123456789abcdef0123456789abcdef "$PROXY_DIR/state" &&
+	kill $gone &&
+	{ wait $gone || :; } &&
+	start_proxy rules.yaml --port "$port" &&
+	: >go &&
+	wait $agent &&
+	echo 200 >expect &&
+	test_cmp expect first &&
+	test_cmp expect second &&
+	control_curl /v1/runs >list &&
+	test_grep -v "run-gone" list &&
+	{
+		curl -sS -o /dev/null -w "%{http_code}\n" \
+			-x "http://run-gone:0123456789abcdef0123456789abcdef@127.0.0.1:$PROXY_PORT" \
+			"http://origin.test:$ORIGIN_TEST_PORT/" >code || :
+	} &&
+	echo 407 >expect &&
+	test_cmp expect code
+'
+
 # Last: it stops the proxy the tests above share.
 test_expect_success 'a state directory deeper than a socket address holds: the proxy binds its control socket there, exec registers' '
 	stop_proxy &&

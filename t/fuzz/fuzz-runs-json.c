@@ -35,7 +35,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char why[FUZZ_WHY_MAX], other[RUN_TOKEN_MAX + 1];
 	size_t i, tlen, idlen;
 
-	if (runs == NULL && (runs = runs_new()) == NULL)
+	if (runs == NULL && (runs = runs_new(NULL, why, sizeof(why))) == NULL)
 		abort();
 	memset(why, 'x', sizeof(why));
 	if (runs_parse((const char *)data, size, &reg, why, sizeof(why)) != 0) {

@@ -1,0 +1,224 @@
+/*
+ * runrec.c — runs as JSON objects, read with the one YAML/JSON reader in
+ * JSON mode (see runrec.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "runrec.h"
+#include "wire.h"
+#include "yread.h"
+
+enum run_key { RK_RUN, RK_UID, RK_PID, RK_PID_START, RK_REGISTERED,
+    RK_COMMAND, RK_PROJECT, RK_MAC, RK_COUNT };
+
+static const char *const run_keys[RK_COUNT] = {
+	[RK_RUN] = WIRE_RUN_ID,
+	[RK_UID] = WIRE_RUN_UID,
+	[RK_PID] = WIRE_RUN_PID,
+	[RK_PID_START] = WIRE_RUN_PID_START,
+	[RK_REGISTERED] = WIRE_RUN_REGISTERED,
+	[RK_COMMAND] = WIRE_RUN_COMMAND,
+	[RK_PROJECT] = WIRE_RUN_PROJECT,
+	[RK_MAC] = WIRE_RUN_MAC,
+};
+
+/* The current event as a number (null: -1 when null_ok). */
+static int
+run_number(struct yread *p, const char *key, int null_ok, long long *v)
+{
+	const yaml_event_t *ev = &p->ev;
+	const char *s = (const char *)ev->data.scalar.value;
+	char q[YREAD_QUOTE_BUF], *end;
+
+	if (null_ok && yread_is_null(p)) {
+		*v = -1;
+		return 0;
+	}
+	if (ev->type == YAML_SCALAR_EVENT &&
+	    ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	    ev->data.scalar.length > 0) {
+		errno = 0;
+		*v = strtoll(s, &end, 10);
+		if (errno == 0 && end == s + ev->data.scalar.length && *v >= 0)
+			return 0;
+	}
+	return yread_fail(p, &ev->start_mark, "'%s' is %s: expected a "
+	    "number", key, yread_describe(p, q, sizeof(q)));
+}
+
+/* The current event as a string into buf (null: "" when null_ok). */
+static int
+run_text(struct yread *p, const char *key, int null_ok, char *buf,
+    size_t len)
+{
+	const yaml_event_t *ev = &p->ev;
+
+	if (null_ok && yread_is_null(p)) {
+		buf[0] = '\0';
+		return 0;
+	}
+	if (yread_string(p, key, "a string") != 0)
+		return -1;
+	if (ev->data.scalar.length >= len)
+		return yread_fail(p, &ev->start_mark, "'%s' is longer than %zu "
+		    "bytes", key, len - 1);
+	memcpy(buf, ev->data.scalar.value, ev->data.scalar.length);
+	buf[ev->data.scalar.length] = '\0';
+	return 0;
+}
+
+/* One run: its object, from its start event (current) to its end. */
+static int
+run_map(struct yread *p, void *arg)
+{
+	struct runrec *r = arg;
+	char other[YREAD_QUOTE_BUF];
+	unsigned int seen = 0;
+	int k, ret;
+
+	memset(r, 0, sizeof(*r));
+	r->pid = -1;
+	r->pid_start = -1;
+	for (;;) {
+		if (yread_next(p) != 0)
+			return -1;
+		if (p->ev.type == YAML_MAPPING_END_EVENT)
+			break;
+		if ((k = yread_key(p, run_keys, RK_COUNT, other,
+		    sizeof(other))) < 0 || yread_next(p) != 0)
+			return -1;
+		if (k == RK_COUNT) {		/* a newer version's: skipped */
+			if (yread_skip(p) != 0)
+				return -1;
+			continue;
+		}
+		seen |= 1u << k;
+		switch ((enum run_key)k) {
+		case RK_RUN:
+			ret = run_text(p, run_keys[k], 0, r->id, sizeof(r->id));
+			break;
+		case RK_UID:
+			ret = run_number(p, run_keys[k], 0, &r->uid);
+			break;
+		case RK_PID:
+			ret = run_number(p, run_keys[k], 1, &r->pid);
+			break;
+		case RK_PID_START:
+			ret = run_number(p, run_keys[k], 0, &r->pid_start);
+			break;
+		case RK_MAC:
+			ret = run_text(p, run_keys[k], 0, r->mac,
+			    sizeof(r->mac));
+			break;
+		case RK_REGISTERED:
+			ret = run_number(p, run_keys[k], 0, &r->registered);
+			break;
+		case RK_COMMAND:
+			ret = run_text(p, run_keys[k], 0, r->command,
+			    sizeof(r->command));
+			break;
+		case RK_PROJECT:
+			ret = run_text(p, run_keys[k], 1, r->project,
+			    sizeof(r->project));
+			break;
+		default:
+			ret = -1;
+			break;
+		}
+		if (ret != 0)
+			return -1;
+	}
+	if (!(seen & (1u << RK_RUN)))
+		return yread_fail(p, &p->ev.start_mark, "a run without its "
+		    "\"" WIRE_RUN_ID "\"");
+	return 0;
+}
+
+struct run_list {
+	struct runrec	*runs;
+	size_t			 n;
+	size_t			 cap;
+};
+
+/* {"runs":[...]}: each run of the array, other keys skipped. */
+static int
+list_map(struct yread *p, void *arg)
+{
+	struct run_list *l = arg;
+	struct runrec *grown;
+	char other[YREAD_QUOTE_BUF], q[YREAD_QUOTE_BUF];
+	static const char *const keys[] = { WIRE_RUNS_LIST };
+	int k;
+
+	for (;;) {
+		if (yread_next(p) != 0)
+			return -1;
+		if (p->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if ((k = yread_key(p, keys, 1, other, sizeof(other))) < 0)
+			return -1;
+		if (k == 1) {
+			if (yread_next(p) != 0 || yread_skip(p) != 0)
+				return -1;
+			continue;
+		}
+		if (yread_expect(p, YAML_SEQUENCE_START_EVENT, "an array of "
+		    "runs") != 0)
+			return -1;
+		for (;;) {
+			if (yread_next(p) != 0)
+				return -1;
+			if (p->ev.type == YAML_SEQUENCE_END_EVENT)
+				break;
+			if (p->ev.type != YAML_MAPPING_START_EVENT)
+				return yread_fail(p, &p->ev.start_mark, "found "
+				    "%s: expected a run (an object)",
+				    yread_describe(p, q, sizeof(q)));
+			if (l->n == l->cap) {
+				l->cap = l->cap ? l->cap * 2 : 16;
+				if ((grown = reallocarray(l->runs, l->cap,
+				    sizeof(*l->runs))) == NULL)
+					return yread_fail(p, NULL, "out of "
+					    "memory");
+				l->runs = grown;
+			}
+			if (run_map(p, &l->runs[l->n]) != 0)
+				return -1;
+			l->n++;
+		}
+	}
+}
+
+int
+runrec_parse(const char *name, const char *answer, size_t len, int list,
+    struct runrec **runs, size_t *n, char *why, size_t whylen)
+{
+	struct run_list l = { NULL, 0, 0 };
+	struct yread p;
+	int r;
+
+	*runs = NULL;
+	*n = 0;
+	yread_init(&p, name, YREAD_TEXT, 1, answer, len, why, whylen);
+	if (list)
+		r = yread_run(&p, list_map, &l);
+	else if ((l.runs = calloc(1, sizeof(*l.runs))) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	} else if ((r = yread_run(&p, run_map, l.runs)) == 0)
+		l.n = 1;
+	if (r != 0) {
+		free(l.runs);
+		return -1;
+	}
+	*runs = l.runs;
+	*n = l.n;
+	return 0;
+}
