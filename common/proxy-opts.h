@@ -38,6 +38,8 @@
 	    "INTUTIC_RESOLV_CONF", "the name servers to ask") \
 	X("hosts", TEXT, hosts_file, "FILE", "/etc/hosts", 0, 0, \
 	    "INTUTIC_HOSTS_FILE", "names answered without a name server") \
+	X("require-run", FLAG, require_run, NULL, 0, 0, 1, NULL, \
+	    "refuse requests without a run's credentials (407)") \
 	X("debug", FLAG, debug, NULL, 0, 0, 1, NULL, \
 	    "log debugging messages too") \
 	X("dns-timeout", INT, dns_ms, "MS", PROXY_DNS_MS, 1, 3600000, NULL, \

@@ -378,8 +378,10 @@ base64_decode(const char *in, size_t len, char *out, size_t outlen)
 /*
  * The run a request belongs to, from Proxy-Authorization (Basic RUN:TOKEN,
  * as a proxy URL http://RUN:TOKEN@host:port makes clients send it).  No
- * credentials: no run.  Credentials of no registered run: 407, denied
- * (proxy-auth), returns -1.  The token is never kept or written.
+ * credentials: no run, or with --require-run 407 (the challenge, after
+ * which clients that wait for one, git among them, send what their proxy
+ * URL holds).  Credentials of no registered run: 407, denied (proxy-auth),
+ * returns -1.  The token is never kept or written.
  */
 int
 conn_identify(struct conn *c, const struct http_head *h)
@@ -391,6 +393,13 @@ conn_identify(struct conn *c, const struct http_head *h)
 	size_t len;
 
 	c->req.run[0] = '\0';
+	if (a == NULL && c->p->cfg.require_run) {
+		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, "this proxy takes "
+		    "only requests of a run (--require-run), with its "
+		    "credentials: start the command with `intutic exec`, whose "
+		    "proxy URL carries them");
+		return -1;
+	}
 	if (a == NULL)
 		return 0;
 	v = a->value;

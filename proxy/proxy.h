@@ -82,6 +82,7 @@ struct proxy_config {
 	int		 grace_ms;
 	size_t		 conns_max;
 	size_t		 transit_max;		/* bytes, per worker */
+	int		 require_run;		/* no credentials: 407 */
 	int		 debug;
 };
 
