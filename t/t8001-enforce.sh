@@ -48,6 +48,13 @@ as () {
 	setpriv --reuid="$u" --regid="$u" --clear-groups -- "$@"
 }
 
+# as_member UID CMD...: as, and a member of the proxy's control group.
+as_member () {
+	u=$1
+	shift
+	setpriv --reuid="$u" --regid="$u" --groups="$PROXY_UID" -- "$@"
+}
+
 # probe UID tcp|udp ADDR PORT: as UID, one connection (tcp), or one
 # datagram and its answer (udp: a DNS query), bounded by 5 s; prints "ok
 # MS" or "fail MS", exits 0 when it got through.
@@ -86,12 +93,15 @@ fails_fast () {
 	test "$ms" -lt "$FAST_MS"
 }
 
-# start_proxy_as UID: intutic-proxy as UID on HOST4, port 0; PPORT, PROXY_PID_.
+# start_proxy_as UID: intutic-proxy as UID on HOST4, port 0, its control
+# socket open to the group of the same number (whose members may register
+# runs: as_member); PPORT, PROXY_PID_.
 start_proxy_as () {
 	# setpriv itself, not the function as: $! must be the proxy
 	setpriv --reuid="$1" --regid="$1" --clear-groups -- \
 		"$top_builddir/proxy/intutic-proxy" --rules "$PWD/rules.yaml" \
 		--bind "$HOST4" --port 0 --state-dir "$PWD/pstate" \
+		--control-group "$1" \
 		--resolv-conf "$PWD/resolv.conf" --hosts "$PWD/hosts" \
 		</dev/null >>proxy.log 2>&1 &
 	PROXY_PID_=$!
@@ -310,7 +320,7 @@ test_expect_success 'the record enforce on left: root'"'"'s, readable; another u
 	cat udoc.out &&
 	test_grep "^enforce +ok +active, as .intutic enforce on. recorded at .* \\(nftables not asked: that needs root\\)\$" udoc.out &&
 	test_grep "^conntrack +warn +cannot tell " udoc.out &&
-	as "$USER_UID" env HOME="$PWD/uhome" "$INTUTIC" exec --state-dir "$PWD/pstate" -- true 2>uexec.err &&
+	as_member "$USER_UID" env HOME="$PWD/uhome" "$INTUTIC" exec --state-dir "$PWD/pstate" -- true 2>uexec.err &&
 	cat uexec.err &&
 	test_grep -v "host firewall" uexec.err
 '
