@@ -225,12 +225,15 @@ control_answer(struct conn *c, int status, struct evbuffer *body)
 	struct evbuffer *out = bufferevent_get_output(c->client);
 
 	c->req.status = status;
-	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: "
+	if (evbuffer_add(body, "\n", 1) != 0 ||
+	    evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: "
 	    "application/json\r\nContent-Length: %zu\r\nConnection: close"
 	    "\r\n\r\n", status, http_status_text(status),
-	    evbuffer_get_length(body));
-	evbuffer_add_buffer(out, body);
-	evbuffer_add(out, "\n", 1);
+	    evbuffer_get_length(body)) < 0 ||
+	    evbuffer_add_buffer(out, body) != 0) {
+		conn_close(c);
+		return;
+	}
 	conn_set_state(c, CONN_FINISH);
 }
 

@@ -335,6 +335,29 @@ test_expect_success 'intutic runs: list, show, --json, end; a run ended is gone;
 	test_grep "list, show RUN or end RUN" err
 '
 
+test_expect_success 'control answers are framed exactly: the body is Content-Length bytes, then the connection closes' '
+	for req in "GET /v1/runs" "GET /v1/runs/no-such" "PUT /v1/runs"; do
+		python3 -c "
+import os, socket, sys
+d = os.open(os.path.dirname(sys.argv[1]), os.O_PATH)
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(\"/proc/self/fd/%d/control.sock\" % d)
+s.sendall(sys.argv[2].encode() + b\" HTTP/1.1\r\nHost: x\r\n\r\n\")
+data = b\"\"
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+head, _, body = data.partition(b\"\r\n\r\n\")
+n = [int(l.split(b\":\")[1]) for l in head.split(b\"\r\n\") if l.lower().startswith(b\"content-length:\")][0]
+assert len(body) == n, (len(body), n, data)
+assert body.endswith(b\"}\n\"), body
+" "$CONTROL_SOCKET" "$req" || return 1
+	done
+'
+
 test_expect_success 'a registration the proxy cannot take: 400, and a run id registered twice: 409' '
 	printf "{\"run\":\"run-x\",\"token\":\"short\",\"command\":\"c\"}" >reg &&
 	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg >code &&
