@@ -1,5 +1,7 @@
 /*
- * rules-load.c — reading rule files with the YAML reader (common/yread.h).
+ * rules-load.c — reading rule files, or a rule document given as text, with
+ * the YAML reader (common/yread.h), and writing a set back as one JSON rule
+ * document (rules_dump()).
  *
  * The loader walks the reader's event stream against a fixed schema instead
  * of building a document tree: every event is checked as it arrives, so a
@@ -7,6 +9,9 @@
  * column, and nothing about the file's shape (depth, aliases, size) can make
  * the loader do unbounded work.  Entries go into a set that is not visible
  * to anybody until the whole load succeeded; on any error the set is freed.
+ * A file and a text go through the same parse (load_buffer()); the schema's
+ * names (key_names[], mode_names[], provider_key_names[]) serve the parse
+ * and the dump alike.
  */
 #include "config.h"
 
@@ -30,6 +35,8 @@
 
 #define ENV_NAME_MAX	128	/* bytes in an environment variable name */
 #define PROVIDER_ENV_MAX 32	/* variables one provider may name */
+#define DOC_VERSION	"1"	/* the one version of the language */
+#define DUMP_BUF_MIN	4096	/* first allocation of a dump's text */
 
 struct loaded_file {
 	dev_t		 dev;
@@ -40,6 +47,8 @@ struct loaded_file {
 struct loader {
 	struct rules		*r;
 	struct rules_error	*err;
+	unsigned int		 flags;		/* RULES_LOAD_* */
+	int			 text;		/* rules_load_text(): no includes */
 	struct loaded_file	 stack[RULES_INCLUDE_DEPTH_MAX + 1];
 	size_t			 depth;		/* files on the stack */
 	struct loaded_file	 files[RULES_FILES_MAX];
@@ -52,7 +61,7 @@ struct yfile {
 	struct loader	*ld;
 	struct yread	 y;		/* its reader: messages into err->msg */
 	const char	*path;		/* arena copy: entries point at it */
-	int		 top;		/* the file rules_load() was given */
+	int		 top;		/* the file rules_load() was given, or text */
 };
 
 static int	load_file(struct loader *, const char *, const yaml_mark_t *,
@@ -195,26 +204,33 @@ top_only(struct yfile *f, const yaml_mark_t *m, const char *key)
 	    "rule file may set it", key);
 }
 
+/* The values of `mode`, indexed by enum rules_mode. */
+static const char *const mode_names[] = {
+	[RULES_MODE_ENFORCE] = "enforce",
+	[RULES_MODE_REPORT] = "report",
+};
+#define MODE_COUNT	(sizeof(mode_names) / sizeof(mode_names[0]))
+
 static int
 key_mode(struct yfile *f, const yaml_mark_t *keymark)
 {
 	const char *s;
-	size_t len;
+	size_t len, i;
 	char q[YREAD_QUOTE_BUF];
 
 	if (top_only(f, keymark, "mode") != 0 || yread_next(&f->y) != 0 ||
 	    scalar(f, "enforce or report", &s, &len) != 0)
 		return -1;
 	f->ld->r->mode_line = keymark->line + 1;
-	if (yread_scalar_is(&f->y.ev, "enforce"))
-		f->ld->r->mode = RULES_MODE_ENFORCE;
-	else if (yread_scalar_is(&f->y.ev, "report"))
-		f->ld->r->mode = RULES_MODE_REPORT;
-	else
-		return fail(f, &f->y.ev.start_mark,
-		    "found mode %s: expected enforce or report",
-		    yread_quote(s, len, q, sizeof(q)));
-	return 0;
+	for (i = 0; i < MODE_COUNT; i++) {
+		if (yread_scalar_is(&f->y.ev, mode_names[i])) {
+			f->ld->r->mode = (enum rules_mode)i;
+			return 0;
+		}
+	}
+	return fail(f, &f->y.ev.start_mark,
+	    "found mode %s: expected enforce or report",
+	    yread_quote(s, len, q, sizeof(q)));
 }
 
 static int
@@ -379,7 +395,14 @@ provider_add(struct yfile *f, const char *name, struct env_list *env)
 	return 0;
 }
 
-/* One provider: a mapping with `hosts` and `env`. */
+/* The keys of a provider. */
+enum provider_key { PROVIDER_HOSTS, PROVIDER_ENV };
+static const char *const provider_key_names[] = {
+	[PROVIDER_HOSTS] = "hosts",
+	[PROVIDER_ENV] = "env",
+};
+
+/* One provider: a mapping with `hosts` and `env`, each optional. */
 static int
 provider(struct yfile *f, const char *name)
 {
@@ -399,20 +422,23 @@ provider(struct yfile *f, const char *name)
 			break;
 		if (scalar(f, "'hosts' or 'env'", &s, &len) != 0)
 			return -1;
-		if (yread_scalar_is(&f->y.ev, "hosts") && !seen_hosts) {
+		if (yread_scalar_is(&f->y.ev,
+		    provider_key_names[PROVIDER_HOSTS]) && !seen_hosts) {
 			seen_hosts = 1;
 			if (each_scalar(f, "a host entry", "host entries", 0,
 			    entry_item,
 			    &allow) != 0)
 				return -1;
-		} else if (yread_scalar_is(&f->y.ev, "env") && !seen_env) {
+		} else if (yread_scalar_is(&f->y.ev,
+		    provider_key_names[PROVIDER_ENV]) && !seen_env) {
 			seen_env = 1;
 			if (each_scalar(f, "an environment variable name",
 			    "environment variable names", 0,
 			    env_item, &env) != 0)
 				return -1;
-		} else if (yread_scalar_is(&f->y.ev, "hosts") ||
-		    yread_scalar_is(&f->y.ev, "env"))
+		} else if (yread_scalar_is(&f->y.ev,
+		    provider_key_names[PROVIDER_HOSTS]) ||
+		    yread_scalar_is(&f->y.ev, provider_key_names[PROVIDER_ENV]))
 			return fail(f, &f->y.ev.start_mark,
 			    "duplicate key %s in provider '%s'",
 			    yread_quote(s, len, q, sizeof(q)), name);
@@ -475,6 +501,33 @@ static const char *const key_names[KEY_COUNT] = {
 #define KEYS_EXPECTED \
 	"version, mode, ports, allow, deny, include or providers"
 
+/*
+ * Why key k may not be in this document, or NULL: a text has no directory
+ * to include from, and a run's policy only narrows the operator's rules.
+ */
+static const char *
+key_refused(const struct loader *ld, int k)
+{
+	switch (k) {
+	case KEY_INCLUDE:
+		if (ld->text)
+			return "a rule document given as text cannot include "
+			    "files";
+		break;
+	case KEY_MODE:
+		if (ld->flags & RULES_LOAD_POLICY)
+			return "a run's policy cannot set the mode (the "
+			    "operator's rules do)";
+		break;
+	case KEY_PROVIDERS:
+		if (ld->flags & RULES_LOAD_POLICY)
+			return "a run's policy cannot define providers (the "
+			    "operator's rules do)";
+		break;
+	}
+	return NULL;
+}
+
 /* The root mapping, from its start event to its end (yread_run()). */
 static int
 parse_document(struct yread *p, void *arg)
@@ -482,7 +535,7 @@ parse_document(struct yread *p, void *arg)
 	struct yfile *f = arg;
 	unsigned long seen_line[KEY_COUNT] = { 0 };
 	yaml_mark_t start, keymark;
-	const char *s;
+	const char *s, *why;
 	size_t len;
 	int k, deny;
 	char q[YREAD_QUOTE_BUF];
@@ -504,6 +557,8 @@ parse_document(struct yread *p, void *arg)
 			return fail(f, &keymark, "duplicate key '%s' (first "
 			    "at line %lu)", key_names[k], seen_line[k]);
 		seen_line[k] = keymark.line + 1;
+		if ((why = key_refused(f->ld, k)) != NULL)
+			return fail(f, &keymark, "%s: %s", key_names[k], why);
 
 		switch (k) {
 		case KEY_VERSION:
@@ -616,6 +671,36 @@ read_error(int e)
 }
 
 /*
+ * Parses one rule document, buf[0..len), the top one or an included file:
+ * its entries, providers and keys go into ld->r.  `path` is an arena
+ * string (entries point at it) and names the document in errors.
+ */
+static int
+load_buffer(struct loader *ld, const char *path, int top, const char *buf,
+    size_t len)
+{
+	struct yfile f;
+	int ret;
+
+	memset(&f, 0, sizeof(f));
+	f.ld = ld;
+	f.path = path;
+	f.top = top;
+	yread_init(&f.y, f.path, YREAD_BARE, 0, buf, len, ld->err->msg,
+	    sizeof(ld->err->msg));
+	f.y.expect = "a mapping that starts with 'version: 1'";
+	f.y.root = "a mapping of keys (" KEYS_EXPECTED ")";
+	f.y.kind = "rule files";
+	f.y.star_hint = "; a wildcard entry must be quoted: \"*.example.com\"";
+	f.y.nesting_max = RULES_NESTING_MAX;
+	ret = yread_run(&f.y, parse_document, &f);
+	/* Not failed: an included file's error, named already. */
+	if (ret != 0 && f.y.failed)
+		error_where(ld->err, f.path, f.y.err_line, f.y.err_col);
+	return ret;
+}
+
+/*
  * Loads `path`.  For an include, `from` names the including file and `m`
  * the include's position there, where errors about opening are reported.
  */
@@ -623,15 +708,12 @@ static int
 load_file(struct loader *ld, const char *path, const yaml_mark_t *m,
     const char *from)
 {
-	struct yfile f;
 	struct stat st;
+	const char *apath;
 	char *buf = NULL, chain[1024], q[YREAD_QUOTE_BUF];
 	size_t len, i, off;
 	int e, ret = -1;
 
-	memset(&f, 0, sizeof(f));
-	f.ld = ld;
-	f.top = from == NULL;
 	if ((e = read_file(path, &buf, &len, &st)) != 0) {
 		if (from == NULL)
 			set_error(ld->err, path, NULL, "cannot read: %s",
@@ -681,65 +763,276 @@ load_file(struct loader *ld, const char *path, const yaml_mark_t *m,
 		    "more than %d rule files in all", RULES_FILES_MAX);
 		goto out;
 	}
-	if ((f.path = rules_arena_strndup(&ld->r->arena, path,
+	if ((apath = rules_arena_strndup(&ld->r->arena, path,
 	    strlen(path))) == NULL) {
 		set_error(ld->err, path, NULL, "out of memory");
 		goto out;
 	}
 	ld->files[ld->nfiles].dev = st.st_dev;
 	ld->files[ld->nfiles].ino = st.st_ino;
-	ld->files[ld->nfiles++].path = f.path;
+	ld->files[ld->nfiles++].path = apath;
 	ld->stack[ld->depth].dev = st.st_dev;
 	ld->stack[ld->depth].ino = st.st_ino;
-	ld->stack[ld->depth++].path = f.path;
-
-	yread_init(&f.y, f.path, YREAD_BARE, 0, buf, len, ld->err->msg,
-	    sizeof(ld->err->msg));
-	f.y.expect = "a mapping that starts with 'version: 1'";
-	f.y.root = "a mapping of keys (" KEYS_EXPECTED ")";
-	f.y.kind = "rule files";
-	f.y.star_hint = "; a wildcard entry must be quoted: \"*.example.com\"";
-	f.y.nesting_max = RULES_NESTING_MAX;
-	ret = yread_run(&f.y, parse_document, &f);
-	/* Not failed: an included file's error, named already. */
-	if (ret != 0 && f.y.failed)
-		error_where(ld->err, f.path, f.y.err_line, f.y.err_col);
+	ld->stack[ld->depth++].path = apath;
+	ret = load_buffer(ld, apath, from == NULL, buf, len);
 	ld->depth--;
  out:
 	free(buf);
 	return ret;
 }
 
+/*
+ * Starts a load: a new, empty set whose path is `name` (`what` names that
+ * in the error when it is too long).  0, or -1 with err filled.
+ */
+static int
+loader_init(struct loader *ld, const char *name, const char *what,
+    struct rules_error *err)
+{
+	memset(err, 0, sizeof(*err));
+	memset(ld, 0, sizeof(*ld));
+	ld->err = err;
+	if (strlen(name) >= RULES_PATH_MAX) {
+		set_error(err, "(rules)", NULL, "%s too long", what);
+		return -1;
+	}
+	if ((ld->r = rules_new()) == NULL ||
+	    (ld->r->path = strdup(name)) == NULL) {
+		rules_free(ld->r);
+		ld->r = NULL;
+		set_error(err, name, NULL, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Ends a load whose parse returned `ret`: on success the set is compiled
+ * and handed over in *out, else (or when compiling fails) freed.
+ */
+static int
+loader_finish(struct loader *ld, int ret, struct rules **out)
+{
+	int e;
+
+	if (ret == 0 && (e = rules_compile(ld->r)) != RULES_OK) {
+		set_error(ld->err, ld->r->path, NULL, "%s", rules_strerror(e));
+		ret = -1;
+	}
+	if (ret != 0) {
+		rules_free(ld->r);
+		ld->r = NULL;
+		return -1;
+	}
+	*out = ld->r;
+	ld->r = NULL;
+	return 0;
+}
+
 int
 rules_load(const char *path, struct rules **out, struct rules_error *err)
 {
 	struct loader ld;
-	struct rules *r;
-	int e;
 
 	*out = NULL;
-	memset(err, 0, sizeof(*err));
-	memset(&ld, 0, sizeof(ld));
-	if (strlen(path) >= RULES_PATH_MAX) {
-		set_error(err, "(rules)", NULL, "path too long");
+	if (loader_init(&ld, path, "path", err) != 0)
+		return -1;
+	return loader_finish(&ld, load_file(&ld, path, NULL, NULL), out);
+}
+
+int
+rules_load_text(const char *name, const char *text, size_t len,
+    unsigned int flags, struct rules **out, struct rules_error *err)
+{
+	struct loader ld;
+	const char *path;
+	int ret = -1;
+
+	*out = NULL;
+	if (loader_init(&ld, name, "name", err) != 0)
+		return -1;
+	ld.flags = flags;
+	ld.text = 1;
+	if (len > RULES_FILE_MAX)
+		set_error(err, name, NULL, "text too large (at most %d MiB)",
+		    RULES_FILE_MAX / (1024 * 1024));
+	else if ((path = rules_arena_strndup(&ld.r->arena, name,
+	    strlen(name))) == NULL)
+		set_error(err, name, NULL, "out of memory");
+	else	/* libyaml wants a pointer even for no bytes */
+		ret = load_buffer(&ld, path, 1, len > 0 ? text : "", len);
+	return loader_finish(&ld, ret, out);
+}
+
+/* ------------------------------------------------------------ the dump */
+
+/* A dump's text as it grows; the first error sticks (an errno value). */
+struct dump {
+	char	*buf;		/* NUL-terminated once anything is in */
+	size_t	 len;
+	size_t	 cap;
+	int	 error;
+};
+
+static void
+dump_add(struct dump *d, const char *s, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (d->error != 0)
+		return;
+	/* What rules_load_text() would refuse is not written. */
+	if (n > RULES_FILE_MAX - d->len) {
+		d->error = EFBIG;
+		return;
+	}
+	if (d->cap - d->len <= n) {
+		cap = d->cap == 0 ? DUMP_BUF_MIN : d->cap;
+		while (cap - d->len <= n)
+			cap *= 2;
+		if ((p = realloc(d->buf, cap)) == NULL) {
+			d->error = ENOMEM;
+			return;
+		}
+		d->buf = p;
+		d->cap = cap;
+	}
+	memcpy(d->buf + d->len, s, n);
+	d->len += n;
+	d->buf[d->len] = '\0';
+}
+
+static void
+dump_str(struct dump *d, const char *s)
+{
+	dump_add(d, s, strlen(s));
+}
+
+/*
+ * s as a JSON string: '"' and '\' escaped, control bytes as \u00XX.  What
+ * a set holds is ASCII without either, checked when it was loaded; the
+ * escapes keep the text JSON whatever it holds.
+ */
+static void
+dump_string(struct dump *d, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char esc[8];
+	size_t i, start = 0;
+	unsigned char c;
+
+	dump_add(d, "\"", 1);
+	for (i = 0; s[i] != '\0'; i++) {
+		c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		dump_add(d, s + start, i - start);
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			dump_add(d, esc, 2);
+		} else {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			dump_add(d, esc, 6);
+		}
+		start = i + 1;
+	}
+	dump_add(d, s + start, i - start);
+	dump_add(d, "\"", 1);
+}
+
+/* A key of the top mapping, on a line of its own. */
+static void
+dump_key(struct dump *d, enum key k)
+{
+	dump_str(d, "  ");
+	dump_string(d, key_names[k]);
+	dump_str(d, ": ");
+}
+
+/* The allow or the deny entries, in the order loaded, one a line. */
+static void
+dump_entries(struct dump *d, const struct rules *r, int deny)
+{
+	size_t i, n = 0;
+
+	dump_key(d, deny ? KEY_DENY : KEY_ALLOW);
+	dump_str(d, "[");
+	for (i = 0; i < r->nentries; i++) {
+		if ((r->entries[i].deny != 0) != deny)
+			continue;
+		dump_str(d, n++ == 0 ? "\n    " : ",\n    ");
+		dump_string(d, r->entries[i].text);
+	}
+	dump_str(d, n > 0 ? "\n  ]" : "]");
+}
+
+static void
+dump_providers(struct dump *d, const struct rules *r)
+{
+	const struct rules_provider *p;
+	size_t i, j;
+
+	dump_key(d, KEY_PROVIDERS);
+	dump_str(d, "{");
+	for (i = 0; i < r->nproviders; i++) {
+		p = &r->providers[i];
+		dump_str(d, i == 0 ? "\n    " : ",\n    ");
+		dump_string(d, p->name);
+		dump_str(d, ": {");
+		dump_string(d, provider_key_names[PROVIDER_ENV]);
+		dump_str(d, ": [");
+		for (j = 0; j < p->env_count; j++) {
+			if (j > 0)
+				dump_str(d, ", ");
+			dump_string(d, p->env[j]);
+		}
+		dump_str(d, "]}");
+	}
+	dump_str(d, "\n  }");
+}
+
+int
+rules_dump(const struct rules *r, char **out, size_t *len)
+{
+	struct dump d;
+	char num[16];
+	size_t i;
+
+	*out = NULL;
+	*len = 0;
+	memset(&d, 0, sizeof(d));
+	dump_str(&d, "{\n");
+	dump_key(&d, KEY_VERSION);
+	dump_str(&d, DOC_VERSION ",\n");
+	dump_key(&d, KEY_MODE);
+	dump_string(&d, mode_names[r->mode]);
+	dump_str(&d, ",\n");
+	dump_key(&d, KEY_PORTS);
+	dump_str(&d, "[");
+	for (i = 0; i < r->ndefault_ports; i++) {
+		snprintf(num, sizeof(num), "%s%u", i > 0 ? ", " : "",
+		    (unsigned int)r->default_ports[i]);
+		dump_str(&d, num);
+	}
+	dump_str(&d, "],\n");
+	dump_entries(&d, r, 0);
+	dump_str(&d, ",\n");
+	dump_entries(&d, r, 1);
+	if (r->nproviders > 0) {
+		dump_str(&d, ",\n");
+		dump_providers(&d, r);
+	}
+	dump_str(&d, "\n}\n");
+	if (d.error != 0) {
+		free(d.buf);
+		errno = d.error;
 		return -1;
 	}
-	if ((r = rules_new()) == NULL || (r->path = strdup(path)) == NULL) {
-		rules_free(r);
-		set_error(err, path, NULL, "out of memory");
-		return -1;
-	}
-	ld.r = r;
-	ld.err = err;
-	if (load_file(&ld, path, NULL, NULL) != 0) {
-		rules_free(r);
-		return -1;
-	}
-	if ((e = rules_compile(r)) != RULES_OK) {
-		set_error(err, path, NULL, "%s", rules_strerror(e));
-		rules_free(r);
-		return -1;
-	}
-	*out = r;
+	*out = d.buf;
+	*len = d.len;
 	return 0;
 }

@@ -135,6 +135,20 @@ rules_count(const struct rules *r)
 	return r->nentries;
 }
 
+const struct rules_entry *
+rules_entry_at(const struct rules *r, size_t i)
+{
+	return i < r->nentries ? &r->entries[i] : NULL;
+}
+
+size_t
+rules_default_ports(const struct rules *r, uint16_t *ports)
+{
+	memcpy(ports, r->default_ports,
+	    r->ndefault_ports * sizeof(*ports));
+	return r->ndefault_ports;
+}
+
 size_t
 rules_provider_count(const struct rules *r)
 {

@@ -189,6 +189,23 @@ struct rules_error {
 int	 rules_load(const char *path, struct rules **out,
 	    struct rules_error *err);
 
+/* Flags of rules_load_text(). */
+#define RULES_LOAD_POLICY	0x1	/* a run's policy: no mode, no providers */
+
+/*
+ * Loads one rule document held in memory (YAML, or JSON, which is YAML),
+ * `len` bytes of `text` (no NUL needed), named `name` in errors and as
+ * its entries' file ("name:line:col: msg").  `include` is refused (text
+ * has no directory to include from).  With RULES_LOAD_POLICY, `mode` and
+ * `providers` are refused as well, each with a message saying why (a
+ * run's policy only narrows the operator's rules; mode and providers are
+ * the operator's).  Same limits, same messages and same all-or-nothing as
+ * rules_load().  0 and *out (refs 1), or -1 with *out NULL and err filled.
+ * `text` may be NULL when `len` is 0.
+ */
+int	 rules_load_text(const char *name, const char *text, size_t len,
+	    unsigned int flags, struct rules **out, struct rules_error *err);
+
 /*
  * Formats an error as "file:line:col: msg" (or "file: msg") into buf.
  * Returns buf.
@@ -204,11 +221,23 @@ void		 rules_free(struct rules *r);
 
 enum rules_mode	 rules_mode(const struct rules *r);
 
-/* The path of the top file, as given to rules_load(). */
+/*
+ * The path of the top file, as given to rules_load(); the name given to
+ * rules_load_text().
+ */
 const char	*rules_path(const struct rules *r);
 
 /* Number of allow and deny entries loaded, all files together. */
 size_t		 rules_count(const struct rules *r);
+
+/* Entry i of the set in the order loaded (i < rules_count(r)); else NULL. */
+const struct rules_entry	*rules_entry_at(const struct rules *r, size_t i);
+
+/*
+ * The set's `ports:` list (the ports of an allow entry that names none),
+ * copied into ports (room for RULES_PORTS_MAX); returns how many.
+ */
+size_t	 rules_default_ports(const struct rules *r, uint16_t *ports);
 
 /*
  * A provider named in a `providers:` mapping: its hosts became allow
@@ -223,6 +252,25 @@ struct rules_provider {
 size_t				 rules_provider_count(const struct rules *r);
 const struct rules_provider	*rules_provider_get(const struct rules *r,
 				    size_t i);
+
+/*
+ * The set as one JSON rule document that rules_load_text() reads back to
+ * a set deciding exactly the same: {"version":1,"mode":"enforce",
+ * "ports":[443],"allow":[...],"deny":[...],"providers":{"NAME":{"env":
+ * [...]}}}: each entry as written, in the order loaded, allow and deny
+ * apart; "providers" only when there are some, each with its env names
+ * only (its hosts are in "allow" already).  Keys and strings escaped as
+ * JSON requires.  A malloc'd, NUL-terminated text in *out and its length
+ * in *len; 0, or -1 with errno ENOMEM when out of memory, or EFBIG when
+ * the text would be longer than RULES_FILE_MAX (rules_load_text() would
+ * refuse it); then *out is NULL and *len 0.
+ *
+ * One entry a line, so that the entries of a loaded dump keep lines of
+ * their own; where they came from (file:line) is not kept: loaded, their
+ * file is the name given to rules_load_text().  "mode" is always there,
+ * so a dump loads back without RULES_LOAD_POLICY.  Only reads `r`.
+ */
+int	 rules_dump(const struct rules *r, char **out, size_t *len);
 
 /* -------------------------------------------------------------- decisions */
 

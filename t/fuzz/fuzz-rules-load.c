@@ -13,7 +13,9 @@
  * cleanly or loads.
  *
  * Checked: 0 with a set, or -1 with no set and a message; the decisions
- * name a verdict that fits their reason.
+ * name a verdict that fits their reason; the set's dump (rules_dump())
+ * loads back with rules_load_text() to a set that dumps the same text and
+ * decides the same destinations and addresses, naming the same entries.
  */
 #include "config.h"
 
@@ -91,6 +93,59 @@ check_decision(const struct rules_decision *d)
 		FUZZ_ASSERT(d->entry != NULL);
 }
 
+/* Two decisions alike: verdict, reason and the entry's text. */
+static void
+check_same(const struct rules_decision *a, const struct rules_decision *b)
+{
+	FUZZ_ASSERT(a->verdict == b->verdict && a->reason == b->reason);
+	FUZZ_ASSERT((a->entry == NULL) == (b->entry == NULL));
+	FUZZ_ASSERT(strcmp(rules_entry_text(a->entry),
+	    rules_entry_text(b->entry)) == 0);
+}
+
+/* The set's dump reads back to a set that dumps and decides the same. */
+static void
+round_trip(struct rules *r)
+{
+	struct rules_decision d, e;
+	struct rules_error err;
+	struct rules_host h;
+	struct rules_addr a;
+	struct rules *back = NULL;
+	char *text, *again;
+	size_t len, len2, i;
+	uint16_t port;
+
+	/* Out of memory, or longer than a text may be: nothing to load. */
+	if (rules_dump(r, &text, &len) != 0) {
+		FUZZ_ASSERT(text == NULL && len == 0);
+		return;
+	}
+	FUZZ_ASSERT(strlen(text) == len);
+	FUZZ_ASSERT(rules_load_text("dump", text, len, 0, &back, &err) == 0);
+	FUZZ_ASSERT(rules_count(back) == rules_count(r));
+	FUZZ_ASSERT(rules_mode(back) == rules_mode(r));
+	FUZZ_ASSERT(rules_provider_count(back) == rules_provider_count(r));
+	FUZZ_ASSERT(rules_dump(back, &again, &len2) == 0);
+	FUZZ_ASSERT(len2 == len && memcmp(again, text, len) == 0);
+	for (i = 0; i < sizeof(hostports) / sizeof(hostports[0]); i++) {
+		FUZZ_ASSERT(rules_hostport_parse(hostports[i], &h, &port,
+		    443) == RULES_OK);
+		rules_decide(r, &h, port, &d);
+		rules_decide(back, &h, port, &e);
+		check_same(&d, &e);
+	}
+	for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		FUZZ_ASSERT(rules_addr_parse(addrs[i], &a) == RULES_OK);
+		rules_check_addr(r, &a, 443, &d);
+		rules_check_addr(back, &a, 443, &e);
+		check_same(&d, &e);
+	}
+	free(again);
+	free(text);
+	rules_free(back);
+}
+
 static void
 use(struct rules *r)
 {
@@ -128,6 +183,7 @@ use(struct rules *r)
 		    d.verdict == RULES_DENY);
 	}
 	(void)rules_tightens(r, r, why, sizeof(why));
+	round_trip(r);
 }
 
 int

@@ -2,8 +2,13 @@
  * test-rules-load.c — the loader as a library: nothing half-loaded, the
  * error's file, line and column (in an included file too), the limits
  * (size, entries, include depth, file count), includes, providers,
- * reference counts, and a 100,000-entry file deciding like a small one.  The messages themselves are checked
- * through the CLI by t/t1001-rules-check.sh.
+ * reference counts, and a 100,000-entry file deciding like a small one.
+ * Then a document given as text (rules_load_text()): YAML and JSON, what
+ * it refuses and where, the entries in order, the default ports, and
+ * rules_dump() read back to a set that dumps the same text and decides the
+ * same, for the shipped rules and for a small set with every kind of
+ * entry.  The messages themselves are checked through the CLI by
+ * t/t1001-rules-check.sh.
  */
 #include "config.h"
 
@@ -18,6 +23,7 @@
 
 #include "rules.h"
 #include "tap.h"
+#include "yread.h"
 
 static char	tmpdir[] = "/tmp/intutic-test-load.XXXXXX";
 
@@ -314,6 +320,599 @@ test_entry_limit(void)
 	unlink(path_of("limit.yaml"));
 }
 
+/* ------------------------------------------------------ text and dump */
+
+#define RUN_NAME	"run 7 policy"
+
+/* rules_load_text() on a C string, its NUL left out. */
+static int
+load_text(const char *text, unsigned int flags, struct rules **r,
+    struct rules_error *err)
+{
+	return rules_load_text(RUN_NAME, text, strlen(text), flags, r, err);
+}
+
+/* The column of the first `what` in a one-line text, 1-based. */
+static unsigned long
+col_of(const char *text, const char *what)
+{
+	const char *p = strstr(text, what);
+
+	return p == NULL ? 0 : (unsigned long)(p - text) + 1;
+}
+
+/* "VERDICT REASON ENTRY" of a destination, ENTRY "-" for none. */
+static const char *
+decision_text(const struct rules *r, const char *hostport, char *buf,
+    size_t len)
+{
+	struct rules_host h;
+	struct rules_decision d;
+	uint16_t port;
+
+	if (rules_hostport_parse(hostport, &h, &port, 443) != RULES_OK) {
+		snprintf(buf, len, "unparsed");
+		return buf;
+	}
+	rules_decide(r, &h, port, &d);
+	snprintf(buf, len, "%s %s %s", d.verdict == RULES_ALLOW ? "allow" :
+	    "deny", rules_reason_str(d.reason), rules_entry_text(d.entry));
+	return buf;
+}
+
+/* The same for an address a name resolved to (rules_check_addr()). */
+static const char *
+addr_text(const struct rules *r, const char *addr, uint16_t port, char *buf,
+    size_t len)
+{
+	struct rules_addr a;
+	struct rules_decision d;
+
+	if (rules_addr_parse(addr, &a) != RULES_OK) {
+		snprintf(buf, len, "unparsed");
+		return buf;
+	}
+	rules_check_addr(r, &a, port, &d);
+	snprintf(buf, len, "%s %s %s %s", d.verdict == RULES_ALLOW ? "allow" :
+	    "deny", rules_reason_str(d.reason), rules_entry_text(d.entry),
+	    d.addr_class != NULL ? d.addr_class : "-");
+	return buf;
+}
+
+static void
+test_text_good(void)
+{
+	/* "no NUL needed": the bytes past len are not part of the text. */
+	static const char tail[] =
+	    "version: 1\nallow: [a.example]\nthis is not YAML: [";
+	struct rules *r;
+	struct rules_error err;
+	const struct rules_provider *p;
+	const char *yaml =
+	    "version: 1\n"
+	    "mode: report\n"
+	    "ports: [8080]\n"
+	    "allow: [a.example.com, \"*.b.example.com:443\"]\n"
+	    "deny: [c.example.com]\n"
+	    "providers:\n"
+	    "  acme:\n"
+	    "    hosts: [api.acme.example]\n"
+	    "    env: [ACME_KEY]\n";
+	const char *json =
+	    "{\"version\":1,\"ports\":[443,8443],\"allow\":[\"a.example.com\","
+	    "\"**.b.example.com\",\"10.0.0.0/8:5432\",\"\\u002a.w.example\","
+	    "\"[2001:db8::1]\"],\"deny\":[\"x.b.example.com\"]}";
+	char buf[256];
+
+	if (!tap_ok(load_text(yaml, 0, &r, &err) == 0 && r != NULL,
+	    "text: YAML loads")) {
+		tap_diag("%s", rules_error_str(&err, buf, sizeof(buf)));
+		return;
+	}
+	tap_is_str(rules_path(r), RUN_NAME, "text: rules_path() is the name");
+	tap_is_int((long long)rules_count(r), 4, "text: four entries");
+	tap_is_int(rules_mode(r), RULES_MODE_REPORT, "text: mode read");
+	tap_is_str(rules_entry_file(rules_entry_at(r, 1)), RUN_NAME,
+	    "text: an entry's file is the name");
+	tap_is_int((long long)rules_entry_line(rules_entry_at(r, 1)), 4,
+	    "text: an entry's line is its line in the text");
+	tap_is_str(decision_text(r, "b.b.example.com", buf, sizeof(buf)),
+	    "allow allowed *.b.example.com:443", "text: an entry's own port");
+	tap_is_str(decision_text(r, "a.example.com:8080", buf, sizeof(buf)),
+	    "allow allowed a.example.com", "text: its ports: list");
+	p = rules_provider_get(r, 0);
+	tap_ok(rules_provider_count(r) == 1 && p != NULL &&
+	    strcmp(p->name, "acme") == 0 && p->env_count == 1 &&
+	    strcmp(p->env[0], "ACME_KEY") == 0, "text: a provider");
+	rules_free(r);
+
+	if (!tap_ok(load_text(json, RULES_LOAD_POLICY, &r, &err) == 0,
+	    "text: JSON without spaces loads as a policy")) {
+		tap_diag("%s", rules_error_str(&err, buf, sizeof(buf)));
+		return;
+	}
+	tap_is_int(rules_mode(r), RULES_MODE_ENFORCE,
+	    "text: a policy enforces");
+	tap_is_str(decision_text(r, "a.example.com:8443", buf, sizeof(buf)),
+	    "allow allowed a.example.com", "JSON: exact entry");
+	tap_is_str(decision_text(r, "b.example.com", buf, sizeof(buf)),
+	    "allow allowed **.b.example.com", "JSON: subtree apex");
+	tap_is_str(decision_text(r, "x.b.example.com", buf, sizeof(buf)),
+	    "deny denied x.b.example.com", "JSON: deny wins");
+	tap_is_str(decision_text(r, "10.2.3.4:5432", buf, sizeof(buf)),
+	    "allow allowed 10.0.0.0/8:5432", "JSON: CIDR with its port");
+	tap_is_str(decision_text(r, "v.w.example", buf, sizeof(buf)),
+	    "allow allowed *.w.example", "JSON: a \\u escape");
+	tap_is_str(decision_text(r, "[2001:db8::1]", buf, sizeof(buf)),
+	    "allow allowed [2001:db8::1]", "JSON: IPv6 in brackets");
+	rules_free(r);
+
+	tap_is_int(rules_load_text(RUN_NAME, tail, 30, 0, &r, &err), 0,
+	    "text: only len bytes are read");
+	tap_ok(r != NULL && rules_count(r) == 1, "text: cut at len");
+	rules_free(r);
+}
+
+/* A refused text: -1, no set, the message and the key's position. */
+static void
+refused(const char *text, unsigned int flags, unsigned long line,
+    unsigned long col, const char *msg, const char *what)
+{
+	struct rules *r = (struct rules *)&r;
+	struct rules_error err;
+	char buf[RULES_ERROR_MAX + 128], want[RULES_ERROR_MAX + 128];
+
+	tap_ok(load_text(text, flags, &r, &err) == -1 && r == NULL,
+	    "%s: refused, no set", what);
+	snprintf(want, sizeof(want), "%s:%lu:%lu: %s", RUN_NAME, line, col,
+	    msg);
+	tap_is_str(rules_error_str(&err, buf, sizeof(buf)), want,
+	    "%s: name:line:col: message", what);
+}
+
+static void
+test_text_refused(void)
+{
+	static const char nul[] = "version: 1\nallow: [a\0b.example]\n";
+	const char *json_inc = "{\"version\": 1, \"include\": \"x.yaml\"}";
+	const char *json_mode =
+	    "{\"version\": 1, \"allow\": [\"a.example\"], \"mode\": \"report\"}";
+	const char *prov =
+	    "version: 1\n"
+	    "allow: [a.example]\n"
+	    "providers:\n"
+	    "  p:\n"
+	    "    hosts: [h.example]\n";
+	struct rules *r = (struct rules *)&r;
+	struct rules_error err;
+	char *big, name[RULES_PATH_MAX + 1], buf[RULES_ERROR_MAX + 128];
+
+	refused("version: 1\nallow: [a.example]\ninclude: x.yaml\n", 0, 3, 1,
+	    "include: a rule document given as text cannot include files",
+	    "include in YAML");
+	refused(json_inc, RULES_LOAD_POLICY, 1, col_of(json_inc, "\"include"),
+	    "include: a rule document given as text cannot include files",
+	    "include in a JSON policy");
+	refused("version: 1\nmode: enforce\n", RULES_LOAD_POLICY, 2, 1,
+	    "mode: a run's policy cannot set the mode (the operator's rules "
+	    "do)", "mode in a policy");
+	refused(json_mode, RULES_LOAD_POLICY, 1, col_of(json_mode, "\"mode"),
+	    "mode: a run's policy cannot set the mode (the operator's rules "
+	    "do)", "mode in a JSON policy");
+	refused(prov, RULES_LOAD_POLICY, 3, 1,
+	    "providers: a run's policy cannot define providers (the "
+	    "operator's rules do)", "providers in a policy");
+	refused("version: 1\nallow: [a.example, \"*.com\"]\n", 0, 2, 20,
+	    "allow entry '*.com': a wildcard needs at least two labels after "
+	    "it ('*.example.com', not '*.com')", "a bad entry");
+
+	tap_is_int(load_text(json_mode, 0, &r, &err), 0,
+	    "mode accepted without RULES_LOAD_POLICY");
+	tap_ok(r != NULL && rules_mode(r) == RULES_MODE_REPORT,
+	    "and read");
+	rules_free(r);
+	tap_is_int(load_text(prov, 0, &r, &err), 0,
+	    "providers accepted without RULES_LOAD_POLICY");
+	tap_ok(r != NULL && rules_provider_count(r) == 1 &&
+	    rules_count(r) == 2, "and read");
+	rules_free(r);
+
+	r = (struct rules *)&r;
+	tap_ok(rules_load_text(RUN_NAME, nul, sizeof(nul) - 1, 0, &r,
+	    &err) == -1 && r == NULL, "a NUL byte in the text: refused");
+	tap_ok(strncmp(err.msg, "invalid character (byte 0x00)", 29) == 0 &&
+	    strcmp(err.file, RUN_NAME) == 0 && err.line == 2 &&
+	    err.col == 10, "a NUL byte: where and what: %s",
+	    rules_error_str(&err, buf, sizeof(buf)));
+	r = (struct rules *)&r;
+	tap_ok(load_text("{\"version\": 1, \"allow\": [\"a\\u0000b.example\"]}",
+	    0, &r, &err) == -1 && r == NULL &&
+	    strncmp(err.msg, "allow entry 'a\\x00b.example': ", 30) == 0,
+	    "a NUL escaped in JSON: refused: %s", err.msg);
+
+	r = (struct rules *)&r;
+	tap_ok(rules_load_text(RUN_NAME, "", 0, 0, &r, &err) == -1 &&
+	    r == NULL && strncmp(err.msg, "empty", 5) == 0,
+	    "empty text refused: %s", err.msg);
+	r = (struct rules *)&r;
+	tap_ok(rules_load_text(RUN_NAME, NULL, 0, 0, &r, &err) == -1 &&
+	    r == NULL && strncmp(err.msg, "empty", 5) == 0,
+	    "no text (NULL, 0) refused like an empty one");
+	r = (struct rules *)&r;
+	tap_ok(load_text(" \n# nothing\n", 0, &r, &err) == -1 && r == NULL,
+	    "a text of blanks and comments refused: %s", err.msg);
+
+	if ((big = calloc(1, (size_t)RULES_FILE_MAX + 1)) == NULL)
+		tap_skip(1, "cannot allocate 32 MiB");
+	else {
+		r = (struct rules *)&r;
+		tap_ok(rules_load_text(RUN_NAME, big, (size_t)RULES_FILE_MAX +
+		    1, 0, &r, &err) == -1 && r == NULL && err.line == 0 &&
+		    strstr(err.msg, "too large") != NULL,
+		    "a text over 32 MiB refused: %s", err.msg);
+		free(big);
+	}
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	r = (struct rules *)&r;
+	tap_ok(rules_load_text(name, "version: 1\n", 11, 0, &r, &err) == -1 &&
+	    r == NULL && strcmp(err.msg, "name too long") == 0,
+	    "a name too long refused");
+}
+
+static void
+test_entry_at(void)
+{
+	struct rules *r;
+	struct rules_error err;
+	const struct rules_entry *e;
+	uint16_t ports[RULES_PORTS_MAX];
+	const char *want[] = { "d.example", "a.example:22", "b.example",
+	    "h.example" };
+	const unsigned long line[] = { 2, 3, 3, 4 };
+	size_t i;
+	int ok = 1;
+
+	if (!tap_is_int(load_text("version: 1\n"
+	    "deny: [d.example]\n"
+	    "allow: [a.example:22, b.example]\n"
+	    "providers: {p: {hosts: [h.example]}}\n", 0, &r, &err), 0,
+	    "entries: loads"))
+		return;
+	for (i = 0; i < 4; i++) {
+		e = rules_entry_at(r, i);
+		if (e == NULL || strcmp(rules_entry_text(e), want[i]) != 0 ||
+		    rules_entry_is_deny(e) != (i == 0) ||
+		    rules_entry_line(e) != line[i]) {
+			tap_diag("entry %zu: %s", i, e == NULL ? "none" :
+			    rules_entry_text(e));
+			ok = 0;
+		}
+	}
+	tap_ok(ok, "entries: rules_entry_at() in the order loaded");
+	tap_ok(rules_entry_at(r, 4) == NULL, "entries: NULL past the end");
+	tap_is_int((long long)rules_default_ports(r, ports), 2,
+	    "ports: two by default");
+	tap_ok(ports[0] == 443 && ports[1] == 80, "ports: 443 and 80");
+	rules_free(r);
+
+	if (!tap_is_int(load_text("version: 1\nports: [8443, 22, 80]\n", 0,
+	    &r, &err), 0, "ports: a list loads"))
+		return;
+	tap_is_int((long long)rules_default_ports(r, ports), 3,
+	    "ports: the list's length");
+	tap_ok(ports[0] == 8443 && ports[1] == 22 && ports[2] == 80,
+	    "ports: in the order written");
+	rules_free(r);
+}
+
+/* Reads a whole text as strict JSON with the JSON reader. */
+static int
+json_map(struct yread *p, void *arg)
+{
+	char other[YREAD_QUOTE_BUF];
+
+	(void)arg;
+	for (;;) {
+		if (yread_next(p) != 0)
+			return -1;
+		if (p->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if (yread_key(p, NULL, 0, other, sizeof(other)) < 0 ||
+		    yread_next(p) != 0 || yread_skip(p) != 0)
+			return -1;
+	}
+}
+
+static int
+is_json(const char *text, size_t len, char *err, size_t errlen)
+{
+	struct yread y;
+
+	yread_init(&y, "dump", YREAD_TEXT, 1, text, len, err, errlen);
+	return yread_run(&y, json_map, NULL) == 0;
+}
+
+/*
+ * Dumps `r`, loads the dump and dumps that again: the two texts must be
+ * the same, and so must what the two sets hold.  Returns the loaded dump
+ * (NULL on failure) and its text in *text.
+ */
+static struct rules *
+round_trip(const struct rules *r, const char *what, char **text)
+{
+	struct rules *back = NULL;
+	struct rules_error err;
+	const struct rules_provider *p, *q;
+	uint16_t pa[RULES_PORTS_MAX], pb[RULES_PORTS_MAX];
+	size_t len, len2, i, j, na, nb;
+	char *again = NULL, buf[RULES_ERROR_MAX + 128];
+	int same;
+
+	*text = NULL;
+	if (!tap_is_int(rules_dump(r, text, &len), 0, "%s: dumps", what))
+		return NULL;
+	tap_ok(strlen(*text) == len, "%s: the length given", what);
+	if (!tap_ok(is_json(*text, len, buf, sizeof(buf)),
+	    "%s: the dump is JSON", what))
+		tap_diag("%s", buf);
+	if (!tap_is_int(rules_load_text("dump", *text, len, 0, &back, &err),
+	    0, "%s: the dump loads", what)) {
+		tap_diag("%s", rules_error_str(&err, buf, sizeof(buf)));
+		return NULL;
+	}
+	if (tap_is_int(rules_dump(back, &again, &len2), 0, "%s: dumps again",
+	    what))
+		tap_is_str(again, *text, "%s: the same text again", what);
+	free(again);
+	tap_is_int((long long)rules_count(back), (long long)rules_count(r),
+	    "%s: the same number of entries", what);
+	tap_is_int(rules_mode(back), rules_mode(r), "%s: the same mode", what);
+	na = rules_default_ports(r, pa);
+	nb = rules_default_ports(back, pb);
+	tap_ok(na == nb && memcmp(pa, pb, na * sizeof(pa[0])) == 0,
+	    "%s: the same ports: list", what);
+
+	/* The dump's entries: the allow ones, then the deny ones. */
+	same = 1;
+	j = 0;
+	for (int deny = 0; deny <= 1; deny++) {
+		for (i = 0; i < rules_count(r); i++) {
+			const struct rules_entry *e = rules_entry_at(r, i);
+			const struct rules_entry *f = rules_entry_at(back, j);
+
+			if (rules_entry_is_deny(e) != deny)
+				continue;
+			j++;
+			if (f == NULL || rules_entry_is_deny(f) != deny ||
+			    strcmp(rules_entry_text(e),
+			    rules_entry_text(f)) != 0)
+				same = 0;
+		}
+	}
+	tap_ok(same, "%s: the same entries, allow then deny", what);
+
+	same = rules_provider_count(back) == rules_provider_count(r);
+	for (i = 0; same && i < rules_provider_count(r); i++) {
+		p = rules_provider_get(r, i);
+		q = rules_provider_get(back, i);
+		same = strcmp(p->name, q->name) == 0 &&
+		    p->env_count == q->env_count;
+		for (j = 0; same && j < p->env_count; j++)
+			same = strcmp(p->env[j], q->env[j]) == 0;
+	}
+	tap_ok(same, "%s: the same providers and env", what);
+	return back;
+}
+
+static const struct {
+	const char	*dest;
+	const char	*want;
+} default_cases[] = {
+	{ "github.com", "allow allowed github.com" },
+	{ "GitHub.com.:443", "allow allowed github.com" },
+	{ "github.com:22", "allow allowed github.com:22" },
+	{ "github.com:80", "deny port-not-allowed github.com" },
+	{ "gist.github.com", "deny denied gist.github.com" },
+	{ "gist.github.com:22", "deny denied gist.github.com" },
+	{ "api.anthropic.com", "allow allowed api.anthropic.com" },
+	{ "api.anthropic.com:80", "deny port-not-allowed api.anthropic.com" },
+	{ "sts.amazonaws.com", "allow allowed sts.amazonaws.com" },
+	{ "s3.amazonaws.com", "deny not-allowlisted -" },
+	{ "example.com", "deny not-allowlisted -" },
+	{ "169.254.169.254", "deny denied 169.254.169.254/32" },
+	{ "169.254.169.254:80", "deny denied 169.254.169.254/32" },
+	{ "[::ffff:169.254.169.254]", "deny denied 169.254.169.254/32" },
+	{ "[fd00:ec2::254]", "deny denied [fd00:ec2::254]" },
+	{ "8.8.8.8", "deny not-allowlisted -" },
+};
+
+static const char *const default_addrs[] = {
+	"169.254.169.254", "fd00:ec2::254", "::ffff:169.254.169.254",
+	"10.0.0.1", "127.0.0.1", "8.8.8.8", "2001:4860::8888",
+};
+
+static void
+test_dump_default(void)
+{
+	const char *top = getenv("top_srcdir");
+	struct rules *r, *back;
+	struct rules_error err;
+	char path[4096], *text, a[256], b[256];
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/rules/default.yaml",
+	    top != NULL ? top : ".");
+	if (!tap_is_int(rules_load(path, &r, &err), 0,
+	    "default.yaml loads")) {
+		tap_diag("%s", rules_error_str(&err, a, sizeof(a)));
+		return;
+	}
+	tap_ok(rules_provider_count(r) > 0, "default.yaml: with providers");
+	if ((back = round_trip(r, "default.yaml", &text)) == NULL) {
+		free(text);
+		rules_free(r);
+		return;
+	}
+	tap_ok(strstr(text, "  \"providers\": {\n    \"anthropic\": "
+	    "{\"env\": [\"ANTHROPIC_API_KEY\", ") != NULL,
+	    "default.yaml: providers with their env only");
+	for (i = 0; i < sizeof(default_cases) / sizeof(default_cases[0]);
+	    i++) {
+		tap_is_str(decision_text(r, default_cases[i].dest, a,
+		    sizeof(a)), default_cases[i].want, "default.yaml: %s",
+		    default_cases[i].dest);
+		tap_is_str(decision_text(back, default_cases[i].dest, b,
+		    sizeof(b)), default_cases[i].want, "its dump: %s",
+		    default_cases[i].dest);
+	}
+	for (i = 0; i < sizeof(default_addrs) / sizeof(default_addrs[0]);
+	    i++)
+		tap_is_str(addr_text(back, default_addrs[i], 443, b, sizeof(b)),
+		    addr_text(r, default_addrs[i], 443, a, sizeof(a)),
+		    "its dump checks %s alike", default_addrs[i]);
+	free(text);
+	rules_free(back);
+	rules_free(r);
+}
+
+static const char small_yaml[] =
+    "version: 1\n"
+    "mode: report\n"
+    "ports: [443, 8443]\n"
+    "allow:\n"
+    "  - \"**.example.com\"\n"
+    "  - \"*.wild.example.org\"\n"
+    "  - api.example.net:22,443\n"
+    "  - Upper.Example.ORG.\n"
+    "  - 10.1.0.0/16\n"
+    "  - \"[2001:db8::1]\"\n"
+    "  - \"[2001:db8:1::]/48:443\"\n"
+    "  - 192.0.2.7:8080\n"
+    "deny:\n"
+    "  - bad.example.com\n"
+    "  - \"y.wild.example.org:8443\"\n"
+    "  - 10.1.2.0/24:5432\n";
+
+static const char small_json[] =
+    "{\n"
+    "  \"version\": 1,\n"
+    "  \"mode\": \"report\",\n"
+    "  \"ports\": [443, 8443],\n"
+    "  \"allow\": [\n"
+    "    \"**.example.com\",\n"
+    "    \"*.wild.example.org\",\n"
+    "    \"api.example.net:22,443\",\n"
+    "    \"Upper.Example.ORG.\",\n"
+    "    \"10.1.0.0/16\",\n"
+    "    \"[2001:db8::1]\",\n"
+    "    \"[2001:db8:1::]/48:443\",\n"
+    "    \"192.0.2.7:8080\"\n"
+    "  ],\n"
+    "  \"deny\": [\n"
+    "    \"bad.example.com\",\n"
+    "    \"y.wild.example.org:8443\",\n"
+    "    \"10.1.2.0/24:5432\"\n"
+    "  ]\n"
+    "}\n";
+
+static const struct {
+	const char	*dest;
+	const char	*want;
+} small_cases[] = {
+	{ "example.com", "allow allowed **.example.com" },
+	{ "a.b.example.com:8443", "allow allowed **.example.com" },
+	{ "example.com:80", "deny port-not-allowed **.example.com" },
+	{ "bad.example.com", "deny denied bad.example.com" },
+	{ "wild.example.org", "deny not-allowlisted -" },
+	{ "x.wild.example.org", "allow allowed *.wild.example.org" },
+	{ "x.wild.example.org:8443", "allow allowed *.wild.example.org" },
+	{ "y.wild.example.org:8443", "deny denied y.wild.example.org:8443" },
+	{ "y.wild.example.org", "allow allowed *.wild.example.org" },
+	{ "api.example.net:22", "allow allowed api.example.net:22,443" },
+	{ "api.example.net:8443",
+	    "deny port-not-allowed api.example.net:22,443" },
+	{ "upper.example.org", "allow allowed Upper.Example.ORG." },
+	{ "10.1.3.4", "allow allowed 10.1.0.0/16" },
+	{ "10.1.2.3:5432", "deny denied 10.1.2.0/24:5432" },
+	{ "10.1.2.3", "allow allowed 10.1.0.0/16" },
+	{ "[::ffff:10.1.3.4]", "allow allowed 10.1.0.0/16" },
+	{ "[2001:db8::1]:8443", "allow allowed [2001:db8::1]" },
+	{ "[2001:db8::2]", "deny not-allowlisted -" },
+	{ "[2001:db8:1::5]", "allow allowed [2001:db8:1::]/48:443" },
+	{ "[2001:db8:1::5]:8443",
+	    "deny port-not-allowed [2001:db8:1::]/48:443" },
+	{ "192.0.2.7:8080", "allow allowed 192.0.2.7:8080" },
+	{ "192.0.2.7", "deny port-not-allowed 192.0.2.7:8080" },
+};
+
+static void
+test_dump_small(void)
+{
+	struct rules *r, *back, *empty;
+	struct rules_error err;
+	const struct rules_provider *p;
+	char *text, a[256], b[256];
+	size_t i, len;
+
+	if (!tap_is_int(load_text(small_yaml, 0, &r, &err), 0,
+	    "small set loads")) {
+		tap_diag("%s", rules_error_str(&err, a, sizeof(a)));
+		return;
+	}
+	if ((back = round_trip(r, "small set", &text)) == NULL) {
+		free(text);
+		rules_free(r);
+		return;
+	}
+	tap_is_str(text, small_json, "small set: the dump, one entry a line");
+	tap_ok(!is_json(small_yaml, sizeof(small_yaml) - 1, a, sizeof(a)),
+	    "the JSON check refuses YAML: %s", a);
+	tap_is_int(rules_mode(back), RULES_MODE_REPORT,
+	    "small set: report mode kept");
+	for (i = 0; i < sizeof(small_cases) / sizeof(small_cases[0]); i++) {
+		tap_is_str(decision_text(r, small_cases[i].dest, a, sizeof(a)),
+		    small_cases[i].want, "small set: %s", small_cases[i].dest);
+		tap_is_str(decision_text(back, small_cases[i].dest, b,
+		    sizeof(b)), small_cases[i].want, "its dump: %s",
+		    small_cases[i].dest);
+	}
+	tap_is_str(addr_text(back, "10.1.2.3", 5432, b, sizeof(b)),
+	    addr_text(r, "10.1.2.3", 5432, a, sizeof(a)),
+	    "its dump checks a denied address alike");
+	tap_is_str(addr_text(back, "10.2.0.1", 443, b, sizeof(b)),
+	    addr_text(r, "10.2.0.1", 443, a, sizeof(a)),
+	    "its dump checks an internal address alike");
+	tap_is_int(rules_tightens(r, back, a, sizeof(a)), 0,
+	    "its dump only narrows the set: %s", a);
+	tap_is_int(rules_tightens(back, r, a, sizeof(a)), 0,
+	    "the set only narrows its dump: %s", a);
+	free(text);
+	rules_free(back);
+	rules_free(r);
+
+	/* Nothing but a provider with neither hosts nor env. */
+	if (!tap_is_int(load_text("version: 1\nproviders: {bare: {}}\n", 0,
+	    &empty, &err), 0, "a provider without hosts loads"))
+		return;
+	if (tap_is_int(rules_dump(empty, &text, &len), 0, "and dumps"))
+		tap_is_str(text, "{\n  \"version\": 1,\n  \"mode\": \"enforce\",\n"
+		    "  \"ports\": [443, 80],\n  \"allow\": [],\n"
+		    "  \"deny\": [],\n  \"providers\": {\n"
+		    "    \"bare\": {\"env\": []}\n  }\n}\n",
+		    "no entries: empty lists, the default ports written");
+	rules_free(empty);
+	if (text != NULL && tap_is_int(rules_load_text("dump", text,
+	    strlen(text), 0, &back, &err), 0, "which loads back")) {
+		p = rules_provider_get(back, 0);
+		tap_ok(rules_count(back) == 0 && p != NULL &&
+		    strcmp(p->name, "bare") == 0 && p->env_count == 0,
+		    "as the same provider");
+		rules_free(back);
+	}
+	free(text);
+}
+
 static void
 cleanup(void)
 {
@@ -338,6 +937,11 @@ main(void)
 	test_size_limit();
 	test_large();
 	test_entry_limit();
+	test_text_good();
+	test_text_refused();
+	test_entry_at();
+	test_dump_default();
+	test_dump_small();
 	cleanup();
 	return tap_done();
 }
