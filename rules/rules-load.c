@@ -48,7 +48,7 @@ struct loader {
 	struct rules		*r;
 	struct rules_error	*err;
 	unsigned int		 flags;		/* RULES_LOAD_* */
-	int			 text;		/* rules_load_text(): no includes */
+	int			 text;		/* from rules_load_text() */
 	struct loaded_file	 stack[RULES_INCLUDE_DEPTH_MAX + 1];
 	size_t			 depth;		/* files on the stack */
 	struct loaded_file	 files[RULES_FILES_MAX];
@@ -61,7 +61,7 @@ struct yfile {
 	struct loader	*ld;
 	struct yread	 y;		/* its reader: messages into err->msg */
 	const char	*path;		/* arena copy: entries point at it */
-	int		 top;		/* the file rules_load() was given, or text */
+	int		 top;		/* rules_load()'s file, or the text */
 };
 
 static int	load_file(struct loader *, const char *, const yaml_mark_t *,
@@ -868,7 +868,7 @@ rules_load_text(const char *name, const char *text, size_t len,
 
 /* A dump's text as it grows; the first error sticks (an errno value). */
 struct dump {
-	char	*buf;		/* NUL-terminated once anything is in */
+	char	*buf;		/* NUL-terminated once written to */
 	size_t	 len;
 	size_t	 cap;
 	int	 error;

@@ -231,7 +231,8 @@ const char	*rules_path(const struct rules *r);
 size_t		 rules_count(const struct rules *r);
 
 /* Entry i of the set in the order loaded (i < rules_count(r)); else NULL. */
-const struct rules_entry	*rules_entry_at(const struct rules *r, size_t i);
+const struct rules_entry	*rules_entry_at(const struct rules *r,
+				    size_t i);
 
 /*
  * The set's `ports:` list (the ports of an allow entry that names none),

@@ -476,7 +476,8 @@ test_text_refused(void)
 	static const char nul[] = "version: 1\nallow: [a\0b.example]\n";
 	const char *json_inc = "{\"version\": 1, \"include\": \"x.yaml\"}";
 	const char *json_mode =
-	    "{\"version\": 1, \"allow\": [\"a.example\"], \"mode\": \"report\"}";
+	    "{\"version\": 1, \"allow\": [\"a.example\"], "
+	    "\"mode\": \"report\"}";
 	const char *prov =
 	    "version: 1\n"
 	    "allow: [a.example]\n"
@@ -896,7 +897,8 @@ test_dump_small(void)
 	    &empty, &err), 0, "a provider without hosts loads"))
 		return;
 	if (tap_is_int(rules_dump(empty, &text, &len), 0, "and dumps"))
-		tap_is_str(text, "{\n  \"version\": 1,\n  \"mode\": \"enforce\",\n"
+		tap_is_str(text, "{\n  \"version\": 1,\n"
+		    "  \"mode\": \"enforce\",\n"
 		    "  \"ports\": [443, 80],\n  \"allow\": [],\n"
 		    "  \"deny\": [],\n  \"providers\": {\n"
 		    "    \"bare\": {\"env\": []}\n  }\n}\n",
