@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jsonw.h"
@@ -79,4 +80,21 @@ jsonw_fstr(FILE *fp, const char *s)
 		fwrite(e, 1, k, fp);
 	}
 	fputc('"', fp);
+}
+
+char *
+jsonw_quote(const char *s, size_t *len)
+{
+	size_t cap = (s != NULL ? strlen(s) : 0) * JSONW_ESC_MAX + 5;
+	char *buf;
+
+	*len = 0;
+	if ((buf = malloc(cap)) == NULL)
+		return NULL;
+	buf[0] = '\0';
+	if (jsonw_str(buf, cap, len, s) != 0) {	/* cannot be: it fits */
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }

@@ -26,4 +26,10 @@ int	 jsonw_str(char *buf, size_t len, size_t *used, const char *s);
 /* Writes s, quoted (or null), to fp. */
 void	 jsonw_fstr(FILE *fp, const char *s);
 
+/*
+ * s quoted (or null), in a new string of *len bytes (and a NUL); NULL when
+ * out of memory.
+ */
+char	*jsonw_quote(const char *s, size_t *len);
+
 #endif /* INTUTIC_JSONW_H */

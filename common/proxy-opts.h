@@ -40,6 +40,8 @@
 	    "INTUTIC_HOSTS_FILE", "names answered without a name server") \
 	X("require-run", FLAG, require_run, NULL, 0, 0, 1, NULL, \
 	    "refuse requests without a run's credentials (407)") \
+	X("no-revoke", FLAG, no_revoke, NULL, 0, 0, 1, NULL, \
+	    "open connections keep their decision when the rules change") \
 	X("debug", FLAG, debug, NULL, 0, 0, 1, NULL, \
 	    "log debugging messages too") \
 	X("dns-timeout", INT, dns_ms, "MS", PROXY_DNS_MS, 1, 3600000, NULL, \

@@ -16,7 +16,9 @@
 #include "yread.h"
 
 enum run_key { RK_RUN, RK_UID, RK_PID, RK_PID_START, RK_REGISTERED,
-    RK_COMMAND, RK_PROJECT, RK_MAC, RK_COUNT };
+    RK_COMMAND, RK_PROJECT, RK_MAC, RK_POLICY, RK_GENERATION, RK_REQUESTS,
+    RK_DENIALS, RK_BYTES_UP, RK_BYTES_DOWN, RK_LAST_DENIALS, RK_ADDR,
+    RK_COUNT };
 
 static const char *const run_keys[RK_COUNT] = {
 	[RK_RUN] = WIRE_RUN_ID,
@@ -27,6 +29,14 @@ static const char *const run_keys[RK_COUNT] = {
 	[RK_COMMAND] = WIRE_RUN_COMMAND,
 	[RK_PROJECT] = WIRE_RUN_PROJECT,
 	[RK_MAC] = WIRE_RUN_MAC,
+	[RK_POLICY] = WIRE_RUN_POLICY,
+	[RK_GENERATION] = WIRE_RUN_GENERATION,
+	[RK_REQUESTS] = WIRE_RUN_REQUESTS,
+	[RK_DENIALS] = WIRE_RUN_DENIALS,
+	[RK_BYTES_UP] = WIRE_RUN_BYTES_UP,
+	[RK_BYTES_DOWN] = WIRE_RUN_BYTES_DOWN,
+	[RK_LAST_DENIALS] = WIRE_RUN_LAST_DENIALS,
+	[RK_ADDR] = WIRE_RUN_ADDR,
 };
 
 /* The current event as a number (null: -1 when null_ok). */
@@ -74,6 +84,102 @@ run_text(struct yread *p, const char *key, int null_ok, char *buf,
 	return 0;
 }
 
+/* The current event as a policy's text, malloc'd (null: NULL). */
+static int
+run_policy_text(struct yread *p, char **out)
+{
+	const yaml_event_t *ev = &p->ev;
+	size_t len;
+
+	if (yread_is_null(p))
+		return 0;
+	if (yread_string(p, WIRE_RUN_POLICY, "a string") != 0)
+		return -1;
+	len = ev->data.scalar.length;
+	if (len > RUNREC_POLICY_MAX ||
+	    memchr(ev->data.scalar.value, '\0', len) != NULL)
+		return yread_fail(p, &ev->start_mark, "'" WIRE_RUN_POLICY "' is "
+		    "longer than %d bytes, or holds a NUL", RUNREC_POLICY_MAX);
+	if ((*out = strndup((const char *)ev->data.scalar.value, len)) ==
+	    NULL)
+		return yread_fail(p, NULL, "out of memory");
+	return 0;
+}
+
+/* One denial: its object, from its start event (current) to its end. */
+static int
+run_denial(struct yread *p, struct runrec_denial *d)
+{
+	static const char *const keys[] = { WIRE_DENIAL_TIME,
+	    WIRE_DENIAL_HOST, WIRE_DENIAL_PORT, WIRE_DENIAL_REASON,
+	    WIRE_DENIAL_RULE };
+	char other[YREAD_QUOTE_BUF], q[YREAD_QUOTE_BUF];
+	int k, ret;
+
+	if (p->ev.type != YAML_MAPPING_START_EVENT)
+		return yread_fail(p, &p->ev.start_mark, "found %s: expected a "
+		    "denial (an object)", yread_describe(p, q, sizeof(q)));
+	for (;;) {
+		if (yread_next(p) != 0)
+			return -1;
+		if (p->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if ((k = yread_key(p, keys, 5, other, sizeof(other))) < 0 ||
+		    yread_next(p) != 0)
+			return -1;
+		switch (k) {
+		case 0:
+			ret = run_number(p, keys[k], 0, &d->time);
+			break;
+		case 1:
+			ret = run_text(p, keys[k], 0, d->host, sizeof(d->host));
+			break;
+		case 2:
+			ret = run_number(p, keys[k], 0, &d->port);
+			break;
+		case 3:
+			ret = run_text(p, keys[k], 0, d->reason,
+			    sizeof(d->reason));
+			break;
+		case 4:
+			ret = run_text(p, keys[k], 1, d->rule, sizeof(d->rule));
+			break;
+		default:
+			ret = yread_skip(p);
+			break;
+		}
+		if (ret != 0)
+			return -1;
+	}
+}
+
+/* "last_denials": an array of them, the first RUNREC_DENIALS_MAX kept. */
+static int
+run_denials(struct yread *p, struct runrec *r)
+{
+	struct runrec_denial spare;
+	char q[YREAD_QUOTE_BUF];
+
+	if (p->ev.type != YAML_SEQUENCE_START_EVENT)
+		return yread_fail(p, &p->ev.start_mark, "found %s: expected an "
+		    "array of denials", yread_describe(p, q, sizeof(q)));
+	if ((r->denied = calloc(RUNREC_DENIALS_MAX, sizeof(*r->denied))) ==
+	    NULL)
+		return yread_fail(p, NULL, "out of memory");
+	for (;;) {
+		if (yread_next(p) != 0)
+			return -1;
+		if (p->ev.type == YAML_SEQUENCE_END_EVENT)
+			return 0;
+		memset(&spare, 0, sizeof(spare));
+		if (run_denial(p, r->ndenied < RUNREC_DENIALS_MAX ?
+		    &r->denied[r->ndenied] : &spare) != 0)
+			return -1;
+		if (r->ndenied < RUNREC_DENIALS_MAX)
+			r->ndenied++;
+	}
+}
+
 /* One run: its object, from its start event (current) to its end. */
 static int
 run_map(struct yread *p, void *arg)
@@ -86,6 +192,8 @@ run_map(struct yread *p, void *arg)
 	memset(r, 0, sizeof(*r));
 	r->pid = -1;
 	r->pid_start = -1;
+	r->generation = r->requests = r->denials = -1;
+	r->bytes_up = r->bytes_down = -1;
 	for (;;) {
 		if (yread_next(p) != 0)
 			return -1;
@@ -99,6 +207,9 @@ run_map(struct yread *p, void *arg)
 				return -1;
 			continue;
 		}
+		if (seen & (1u << k))
+			return yread_fail(p, &p->ev.start_mark, "'%s' is given "
+			    "twice", run_keys[k]);
 		seen |= 1u << k;
 		switch ((enum run_key)k) {
 		case RK_RUN:
@@ -127,6 +238,31 @@ run_map(struct yread *p, void *arg)
 		case RK_PROJECT:
 			ret = run_text(p, run_keys[k], 1, r->project,
 			    sizeof(r->project));
+			break;
+		case RK_POLICY:
+			ret = run_policy_text(p, &r->policy);
+			break;
+		case RK_GENERATION:
+			ret = run_number(p, run_keys[k], 0, &r->generation);
+			break;
+		case RK_REQUESTS:
+			ret = run_number(p, run_keys[k], 0, &r->requests);
+			break;
+		case RK_DENIALS:
+			ret = run_number(p, run_keys[k], 0, &r->denials);
+			break;
+		case RK_BYTES_UP:
+			ret = run_number(p, run_keys[k], 0, &r->bytes_up);
+			break;
+		case RK_BYTES_DOWN:
+			ret = run_number(p, run_keys[k], 0, &r->bytes_down);
+			break;
+		case RK_LAST_DENIALS:
+			ret = run_denials(p, r);
+			break;
+		case RK_ADDR:
+			ret = run_text(p, run_keys[k], 1, r->addr,
+			    sizeof(r->addr));
 			break;
 		default:
 			ret = -1;
@@ -188,6 +324,8 @@ list_map(struct yread *p, void *arg)
 					return yread_fail(p, NULL, "out of "
 					    "memory");
 				l->runs = grown;
+				memset(l->runs + l->n, 0, (l->cap - l->n) *
+				    sizeof(*l->runs));
 			}
 			if (run_map(p, &l->runs[l->n]) != 0)
 				return -1;
@@ -215,10 +353,25 @@ runrec_parse(const char *name, const char *answer, size_t len, int list,
 	} else if ((r = yread_run(&p, run_map, l.runs)) == 0)
 		l.n = 1;
 	if (r != 0) {
-		free(l.runs);
+		/* the run being read when it failed may hold a policy */
+		runrec_free(l.runs, l.n < l.cap || !list ? l.n + 1 : l.n);
 		return -1;
 	}
 	*runs = l.runs;
 	*n = l.n;
 	return 0;
+}
+
+void
+runrec_free(struct runrec *runs, size_t n)
+{
+	size_t i;
+
+	if (runs == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		free(runs[i].policy);
+		free(runs[i].denied);
+	}
+	free(runs);
 }

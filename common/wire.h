@@ -36,9 +36,23 @@
 #define WIRE_RUN_COMMAND	"command"
 #define WIRE_RUN_PROJECT	"project"
 #define WIRE_RUN_PID		"pid"
+#define WIRE_RUN_POLICY		"policy"	/* a rule document, as text */
+#define WIRE_RUN_ADDR		"addr"		/* its sandbox's address */
+/* PUT /v1/runs/RUN/policy: "policy", and the generation it replaces. */
+#define WIRE_RUN_GENERATION	"generation"
 /* ... and what the control API says of a run besides (GET /v1/runs). */
 #define WIRE_RUN_UID		"uid"
 #define WIRE_RUN_REGISTERED	"registered"
+#define WIRE_RUN_REQUESTS	"requests"
+#define WIRE_RUN_DENIALS	"denials"
+#define WIRE_RUN_BYTES_UP	"bytes_up"
+#define WIRE_RUN_BYTES_DOWN	"bytes_down"
+#define WIRE_RUN_LAST_DENIALS	"last_denials"	/* GET /v1/runs/RUN only */
+#define WIRE_DENIAL_TIME	"time"
+#define WIRE_DENIAL_HOST	"host"
+#define WIRE_DENIAL_PORT	"port"
+#define WIRE_DENIAL_REASON	"reason"
+#define WIRE_DENIAL_RULE	"rule"
 /* ... and what the proxy keeps of it in DIR/runs.json besides. */
 #define WIRE_RUN_PID_START	"pid_start"
 #define WIRE_RUN_MAC		"mac"
@@ -47,5 +61,13 @@
 /* DIR/control.sock: the proxy's control API (intutic-proxy(8)). */
 #define WIRE_CONTROL_SOCKET	"control.sock"
 #define WIRE_RUNS_PATH		"/v1/runs"
+#define WIRE_RUN_POLICY_PATH	"/policy"	/* after /v1/runs/RUN */
+#define WIRE_RUN_ADDR_PATH	"/addr"		/* after /v1/runs/RUN */
+/* GET /v1/rules: the operator's rules, {"generation":N,"path":P,"rules":R}
+ * (R a rule document as JSON text, rules_dump()). */
+#define WIRE_RULES_PATH		"/v1/rules"
+#define WIRE_RULES_GENERATION	"generation"
+#define WIRE_RULES_FILE		"path"
+#define WIRE_RULES_TEXT		"rules"
 
 #endif /* INTUTIC_WIRE_H */

@@ -91,7 +91,7 @@ runs_ask(const char *sock, const char *what, const char *id, int json)
 {
 	struct runrec *runs = NULL;
 	char path[RUNREC_ID_MAX + 32], why[1024], *answer = NULL;
-	size_t n;
+	size_t n = 0;
 	long status;
 	int r = EXIT_CANNOT_RUN;
 
@@ -130,7 +130,7 @@ runs_ask(const char *sock, const char *what, const char *id, int json)
 	if (r == EXIT_SUCCESS && fflush(stdout) != 0)
 		r = EXIT_FAILURE;
  out:
-	free(runs);
+	runrec_free(runs, n);
 	free(answer);
 	return r;
 }

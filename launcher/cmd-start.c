@@ -59,7 +59,7 @@ const struct cmd_entry cmd_start_entry = {
 	    "Each PROXY-OPTION goes to intutic-proxy as given, which checks its\n"
 	    "value: --bind ADDR,...  --port N  --audit FILE|-  --workers N\n"
 	    "--state-dir DIR  --control-group GROUP  --resolv-conf FILE\n"
-	    "--hosts FILE  --require-run  --debug\n"
+	    "--hosts FILE  --require-run  --no-revoke  --debug\n"
 	    "--dns-timeout MS  --connect-timeout MS  --head-timeout MS\n"
 	    "--peek-timeout MS  --idle-timeout MS  --grace MS  --max-conns N\n"
 	    "--head-max BYTES  --headers-max N  --uri-max BYTES\n"

@@ -46,6 +46,7 @@ enum conn_state {
 	CONN_TUNNEL,		/* relaying both ways */
 	CONN_HTTP,		/* forwarding one absolute-form exchange */
 	CONN_FINISH,		/* writing a last answer, then closing */
+	CONN_WAIT,		/* a control answer waits for a recheck */
 	CONN_STATE_COUNT
 };
 
@@ -91,6 +92,18 @@ struct conn {
 	struct bufferevent	*client;
 	struct bufferevent	*up;		/* the origin */
 	struct rules		*rules;		/* this connection's set */
+	/* The run of its request (a reference), and that run's policy. */
+	struct run		*run;
+	struct rules		*policy;	/* NULL: the rules alone */
+	unsigned long long	 policy_gen;
+	/*
+	 * What its request was decided with, when a recheck has moved it on
+	 * since (c->req.d's entry is in one of them): kept to its end.
+	 */
+	struct rules		*decided_rules;
+	struct rules		*decided_policy;
+	uint64_t		 run_bytes_up;	/* the bytes when it came */
+	uint64_t		 run_bytes_down;
 	struct event		*timer;
 	struct resolve		*res;		/* look-up in flight */
 	struct timeval		 started;
@@ -102,6 +115,8 @@ struct conn {
 	enum conn_listener	 listener;
 	uid_t			 peer_uid;	/* the control socket's peer */
 	pid_t			 peer_pid;
+	struct rules_addr	 peer;		/* a data port's peer; family 0 */
+	int			 sandboxed;	/* peer not loopback: a sandbox's */
 
 	struct conn_req		 req;		/* the request being handled */
 
@@ -116,6 +131,11 @@ struct conn {
 	char			 up_addr[CONN_ADDR_TEXT_MAX];	/* its address */
 	uint16_t		 up_port;
 
+	/* The control API: an answer held until a change is in force. */
+	struct evbuffer		*held;
+	int			 held_status;
+	uint64_t		 held_rev;	/* the recheck it waits for */
+	struct timeval		 held_since;
 	/* Tunnel: from the peek on, the sockets are the tunnel's. */
 	struct tunnel		*tun;
 	uint64_t		 bytes_up;	/* before the tunnel, then all */
@@ -174,6 +194,7 @@ extern const struct conn_state_def conn_state_dial;	/* conn-dial.c */
 extern const struct conn_state_def conn_state_peek;	/* way-connect.c */
 extern const struct conn_state_def conn_state_tunnel;	/* way-connect.c */
 extern const struct conn_state_def conn_state_http;	/* way-forward.c */
+extern const struct conn_state_def conn_state_wait;	/* way-control.c */
 
 /* --- the ways in ---------------------------------------------------------- */
 
@@ -210,6 +231,11 @@ void		 conn_req_begin(struct conn *c, const struct conn_way *way,
 /* The request's fate: its decision record (once) and its counters. */
 void		 conn_decided(struct conn *c, enum rules_verdict verdict,
 		    enum conn_reason reason);
+/* Its decision is revoked: a "revoke" record, then the close. */
+void		 conn_revoke(struct conn *c, const struct rules_decision *d,
+		    enum conn_reason reason);
+/* Its run's reference and policy go (bytes counted to the run). */
+void		 conn_run_drop(struct conn *c);
 /* Answers status (naming reason and detail), then closes. */
 void		 conn_fail(struct conn *c, int status, enum conn_reason reason,
 		    const char *detail);

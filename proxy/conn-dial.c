@@ -25,6 +25,7 @@
 #include <event2/util.h>
 
 #include "conn-core.h"
+#include "crypto.h"
 #include "http.h"
 #include "proxy.h"
 #include "resolve.h"
@@ -38,7 +39,8 @@ static void	conn_dial_event(struct conn *, short);
 int
 conn_decide(struct conn *c)
 {
-	rules_decide(c->rules, &c->req.host, c->req.port, &c->req.d);
+	rules_decide_within(c->rules, c->policy, &c->req.host, c->req.port,
+	    &c->req.d);
 	if (c->req.d.verdict == RULES_ALLOW)
 		return 0;
 	if (rules_mode(c->rules) == RULES_MODE_REPORT) {
@@ -124,7 +126,8 @@ conn_pin(struct conn *c, struct resolve_answers *ans)
 		if (proxy_is_own_addr(c->p, sa))
 			own = skip[i] = 1;
 	}
-	rules_pick_addr(c->rules, addrs, skip, n, c->req.port, &pick);
+	rules_pick_addr_within(c->rules, c->policy, addrs, skip, n,
+	    c->req.port, &pick);
 	if (pick.picked != pick.n) {
 		conn_pin_addr(c, (struct sockaddr *)&ans->addrs[pick.picked],
 		    ans->lens[pick.picked]);
@@ -343,67 +346,21 @@ conn_dial_event(struct conn *c, short what)
 	c->req.way->dialled(c);
 }
 
-/* Decodes base64 (RFC 4648, padded); the length, or -1. */
-static ssize_t
-base64_decode(const char *in, size_t len, char *out, size_t outlen)
-{
-	static const char set[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	unsigned int acc = 0, bits = 0;
-	size_t i, n = 0, pad = 0;
-	const char *p;
-
-	if (len % 4 != 0)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if (in[i] == '=') {
-			if (++pad > 2 || i < len - 2)
-				return -1;
-			continue;
-		}
-		if (pad > 0 || in[i] == '\0' || (p = strchr(set, in[i])) == NULL)
-			return -1;
-		acc = (acc << 6) | (unsigned int)(p - set);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (n >= outlen)
-				return -1;
-			out[n++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	return (ssize_t)n;
-}
-
 /*
- * The run a request belongs to, from Proxy-Authorization (Basic RUN:TOKEN,
- * as a proxy URL http://RUN:TOKEN@host:port makes clients send it).  No
- * credentials: no run, or with --require-run 407 (the challenge, after
- * which clients that wait for one, git among them, send what their proxy
- * URL holds).  Credentials of no registered run: 407, denied (proxy-auth),
- * returns -1.  The token is never kept or written.
+ * The run a credential names (Proxy-Authorization: Basic RUN:TOKEN, as a
+ * proxy URL http://RUN:TOKEN@host:port makes clients send it): a new
+ * reference, or NULL when it names none with that token.  The token is
+ * never kept or written.
  */
-int
-conn_identify(struct conn *c, const struct http_head *h)
+static struct run *
+conn_credentials(struct conn *c, const struct http_header *a)
 {
-	const struct http_header *a = http_header_find(h, "proxy-authorization");
-	char cred[RUN_ID_MAX + RUN_TOKEN_MAX + 2];
-	const char *v, *colon;
-	ssize_t n = -1;
-	size_t len;
+	char cred[RUN_ID_MAX + RUN_TOKEN_MAX + 8];	/* and the padding's */
+	struct run *run = NULL;
+	const char *v = a->value, *colon;
+	size_t len = a->value_len;
+	long n = -1;
 
-	c->req.run[0] = '\0';
-	if (a == NULL && c->p->cfg.require_run) {
-		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, "this proxy takes "
-		    "only requests of a run (--require-run), with its "
-		    "credentials: start the command with `intutic exec`, whose "
-		    "proxy URL carries them");
-		return -1;
-	}
-	if (a == NULL)
-		return 0;
-	v = a->value;
-	len = a->value_len;
 	if (len > 6 && strncasecmp(v, "Basic ", 6) == 0) {
 		v += 6;
 		len -= 6;
@@ -411,21 +368,86 @@ conn_identify(struct conn *c, const struct http_head *h)
 			v++;
 			len--;
 		}
-		n = base64_decode(v, len, cred, sizeof(cred));
+		n = crypto_base64(v, len, (unsigned char *)cred, sizeof(cred));
 	}
-	if (n > 0 && (colon = memchr(cred, ':', (size_t)n)) != NULL &&
-	    runs_check(c->p->runs, cred, (size_t)(colon - cred), colon + 1,
-	    (size_t)n - (size_t)(colon - cred) - 1)) {
-		memcpy(c->req.run, cred, (size_t)(colon - cred));
-		c->req.run[colon - cred] = '\0';
-		explicit_bzero(cred, sizeof(cred));
-		return 0;
-	}
+	if (n > 0 && (colon = memchr(cred, ':', (size_t)n)) != NULL)
+		run = runs_check(c->p->runs, cred, (size_t)(colon - cred),
+		    colon + 1, (size_t)n - (size_t)(colon - cred) - 1);
 	explicit_bzero(cred, sizeof(cred));
-	conn_deny(c, 407, CONN_REASON_PROXY_AUTH,
-	    "the proxy credentials name no run this proxy knows: start the "
-	    "command with `intutic exec`, which registers its run");
-	return -1;
+	return run;
+}
+
+/*
+ * The run a request belongs to.  First the kernel's word: a connection
+ * from a sandbox's address (not loopback) is that sandbox's run's,
+ * whatever it sends.  Then its credentials (conn_credentials()), which
+ * must name that same run when there is one.  No run: a request from
+ * loopback goes on as no run's, unless --require-run; one from anywhere
+ * else is refused (407, the challenge, after which clients that wait for
+ * one, git among them, send what their proxy URL holds).  Credentials of
+ * no registered run, or of another run than the sandbox's: 407, denied
+ * (proxy-auth), returns -1.
+ */
+int
+conn_identify(struct conn *c, const struct http_head *h)
+{
+	const struct http_header *a = http_header_find(h, "proxy-authorization");
+	struct run *run = NULL, *named;
+	struct run_policy pol;
+	char peer[RULES_ADDR_TEXT_MAX], detail[256];
+
+	c->req.run[0] = '\0';
+	conn_run_drop(c);
+	if (c->sandboxed)
+		run = runs_by_addr(c->p->runs, &c->peer);
+	if (a == NULL && run == NULL && c->sandboxed) {
+		snprintf(detail, sizeof(detail), "a connection from %s (not "
+		    "loopback: a sandbox's) must be a run's: start the command "
+		    "with `intutic exec`, which registers its run",
+		    rules_addr_text(&c->peer, peer, sizeof(peer)));
+		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, detail);
+		return -1;
+	}
+	if (a == NULL && c->p->cfg.require_run) {
+		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, "this proxy takes "
+		    "only requests of a run (--require-run), with its "
+		    "credentials: start the command with `intutic exec`, whose "
+		    "proxy URL carries them");
+		return -1;
+	}
+	if (a != NULL) {
+		named = conn_credentials(c, a);
+		if (named == NULL || (run != NULL && named != run)) {
+			snprintf(detail, sizeof(detail), "%s", named == NULL ?
+			    "the proxy credentials name no run this proxy "
+			    "knows: start the command with `intutic exec`, "
+			    "which registers its run" : "the proxy credentials "
+			    "are another run's than that of the sandbox this "
+			    "connection comes from");
+			run_release(named);
+			run_release(run);
+			conn_deny(c, 407, CONN_REASON_PROXY_AUTH, detail);
+			return -1;
+		}
+		if (run == NULL)
+			run = named;
+		else
+			run_release(named);
+	}
+	if (run == NULL)
+		return 0;		/* no run's, from loopback */
+	c->run = run;
+	if (run_policy(run, &pol) != 0) {
+		conn_run_drop(c);	/* it ended meanwhile */
+		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, "the run has ended");
+		return -1;
+	}
+	snprintf(c->req.run, sizeof(c->req.run), "%s", run_id(run));
+	c->policy = pol.set;
+	c->policy_gen = pol.generation;
+	c->run_bytes_up = c->bytes_up;
+	c->run_bytes_down = c->bytes_down;
+	return 0;
 }
 
 /* No answer may come after this: the request has its fate. */
@@ -468,3 +490,78 @@ const struct conn_state_def conn_state_dial = {
 	.on_timeout = conn_dial_timeout,
 	.client_io = CONN_IO_KEEP, .up_io = CONN_IO_KEEP, .wm = CONN_WM_KEEP,
 };
+
+/* The pinned address as the rules see it: 0, or -1 when there is none. */
+static int
+conn_pinned(const struct conn *c, struct rules_addr *a)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)&c->req.addr;
+
+	memset(a, 0, sizeof(*a));
+	if (c->req.addrlen == 0)
+		return -1;
+	if (sa->sa_family == AF_INET) {
+		a->family = AF_INET;
+		a->v4 = ((const struct sockaddr_in *)sa)->sin_addr;
+	} else if (sa->sa_family == AF_INET6) {
+		a->family = AF_INET6;
+		a->v6 = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+	} else
+		return -1;
+	return 0;
+}
+
+void
+conn_recheck(struct conn *c)
+{
+	struct run_policy pol;
+	struct rules_decision d;
+	struct rules_addr a;
+	struct rules *ceiling;
+	int ended = 0;
+
+	if (c->closing || c->listener != CONN_LISTEN_DATA)
+		return;
+	memset(&pol, 0, sizeof(pol));
+	ceiling = proxy_rules_get(c->p);
+	if (c->run != NULL && run_policy(c->run, &pol) != 0)
+		ended = 1;
+	if (!ended && ceiling == c->rules && (c->run == NULL ||
+	    pol.generation == c->policy_gen))
+		goto out;	/* what decided it is still in force */
+	if (c->req.host.len == 0 || c->req.d.verdict != RULES_ALLOW)
+		goto keep;	/* nothing allowed is open on it */
+	memset(&d, 0, sizeof(d));
+	if (ended) {
+		conn_revoke(c, &d, CONN_REASON_RUN_ENDED);
+		goto out;
+	}
+	rules_decide_within(ceiling, pol.set, &c->req.host, c->req.port, &d);
+	if (d.verdict == RULES_ALLOW && conn_pinned(c, &a) == 0)
+		rules_check_addr_within(ceiling, pol.set, &a, c->req.port, &d);
+	if (d.verdict != RULES_ALLOW &&
+	    rules_mode(ceiling) != RULES_MODE_REPORT) {
+		conn_revoke(c, &d, conn_reason_of(d.reason));
+		goto out;
+	}
+	/* It stands: from now on it holds what is in force. */
+ keep:
+	if (c->decided_rules == NULL) {
+		/* its decision's entry is in these: kept to its end */
+		c->decided_rules = c->rules;
+		c->decided_policy = c->policy;
+		c->policy = NULL;
+	} else
+		rules_free(c->rules);
+	if (ended)
+		conn_run_drop(c);	/* its next request is no run's */
+	c->rules = ceiling;
+	ceiling = NULL;
+	rules_free(c->policy);
+	c->policy = pol.set;
+	c->policy_gen = pol.generation;
+	pol.set = NULL;
+ out:
+	rules_free(ceiling);
+	rules_free(pol.set);
+}

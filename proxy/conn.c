@@ -83,6 +83,7 @@ static const char *const conn_reason_names[] = {
 	[CONN_REASON_DNS_TIMEOUT] = "dns-timeout",
 	[CONN_REASON_PROXY_AUTH] = "proxy-auth",
 	[CONN_REASON_UPSTREAM_TIMEOUT] = "upstream-timeout",
+	[CONN_REASON_RUN_ENDED] = "run-ended",
 };
 
 const char *
@@ -154,6 +155,9 @@ conn_sockaddr_text(const struct sockaddr *sa, char *buf, size_t len, int with_po
 
 /* ------------------------------------------------------------ records */
 
+static void	conn_run_count(struct conn *);
+static void	conn_decided_drop(struct conn *);
+
 static void
 conn_audit(struct conn *c, const char *event)
 {
@@ -207,6 +211,37 @@ conn_decided(struct conn *c, enum rules_verdict verdict,
 	METRIC_ADD(c->p, decisions[c->req.d.verdict == RULES_ALLOW], 1);
 	METRIC_ADD(c->p, reasons[reason], 1);
 	conn_audit(c, "decision");
+	if (c->run != NULL)
+		conn_run_count(c);
+}
+
+/* The run's counters: a request, and what denied it. */
+static void
+conn_run_count(struct conn *c)
+{
+	char where[RULES_WHERE_MAX];
+	int denied = c->req.d.verdict != RULES_ALLOW;
+
+	run_count(c->run, denied ? c->req.host.text : NULL, c->req.port,
+	    conn_reason_str(c->req.reason), denied && c->req.d.entry != NULL ?
+	    rules_entry_where(c->req.d.entry, where, sizeof(where)) : NULL);
+}
+
+/*
+ * The connection's decision does not stand under what is in force now
+ * (d; reason CONN_REASON_RUN_ENDED when its run ended): a "revoke"
+ * record naming what now denies it, then the close.
+ */
+void
+conn_revoke(struct conn *c, const struct rules_decision *d,
+    enum conn_reason reason)
+{
+	c->req.d = *d;
+	c->req.d.verdict = RULES_DENY;
+	c->req.reason = reason;
+	METRIC_ADD(c->p, revocations, 1);
+	conn_audit(c, "revoke");
+	conn_close(c);
 }
 
 /*
@@ -219,6 +254,7 @@ conn_req_begin(struct conn *c, const struct conn_way *way,
     const char *proto)
 {
 	http_framing_free(c->req.body);
+	conn_decided_drop(c);
 	memset(&c->req, 0, sizeof(c->req));
 	c->req.way = way;
 	c->req.proto = proto;
@@ -259,6 +295,7 @@ static const struct conn_state_def *const conn_states[CONN_STATE_COUNT] = {
 	[CONN_TUNNEL] = &conn_state_tunnel,
 	[CONN_HTTP] = &conn_state_http,
 	[CONN_FINISH] = &conn_state_finish,
+	[CONN_WAIT] = &conn_state_wait,
 };
 
 /* The ways in, asked in this order whether a request head is theirs. */
@@ -439,6 +476,29 @@ conn_bev_init(struct conn *c, struct bufferevent *bev)
 	bufferevent_setcb(bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
 }
 
+/* The sets a request was decided with, kept past a recheck, go. */
+static void
+conn_decided_drop(struct conn *c)
+{
+	rules_free(c->decided_rules);
+	rules_free(c->decided_policy);
+	c->decided_rules = c->decided_policy = NULL;
+}
+
+/* The connection has no run any more: its bytes are counted to it. */
+void
+conn_run_drop(struct conn *c)
+{
+	if (c->run != NULL)
+		run_bytes(c->run, c->bytes_up - c->run_bytes_up,
+		    c->bytes_down - c->run_bytes_down);
+	run_release(c->run);
+	rules_free(c->policy);
+	c->run = NULL;
+	c->policy = NULL;
+	c->policy_gen = 0;
+}
+
 /*
  * The one teardown: DNS cancelled, records written, both sides and the
  * tunnel freed, counters fixed, the rules reference dropped.  Entered from
@@ -477,6 +537,9 @@ conn_close(struct conn *c)
 	c->client = c->up = NULL;
 	if (c->timer != NULL)
 		event_del(c->timer);	/* in c's own memory: nothing to free */
+	if (c->held != NULL)
+		evbuffer_free(c->held);
+	c->held = NULL;
 	if (c->fwd != NULL)
 		evbuffer_free(c->fwd);
 	if (c->back != NULL)
@@ -493,6 +556,8 @@ conn_close(struct conn *c)
 	METRIC_SUB(c->p, conns_active, 1);
 	rules_free(c->rules);
 	c->rules = NULL;
+	conn_run_drop(c);
+	conn_decided_drop(c);
 	TAILQ_REMOVE(&w->conns, c, entry);
 	w->nconns--;
 	if (c->depth == 0)
@@ -507,6 +572,19 @@ conn_close_all(struct worker *w)
 
 	while ((c = TAILQ_FIRST(&w->conns)) != NULL)
 		conn_close(c);
+}
+
+void
+conn_recheck_all(struct worker *w)
+{
+	struct conn *c, *next;
+
+	for (c = TAILQ_FIRST(&w->conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		(void)conn_enter(c);
+		conn_recheck(c);
+		conn_leave(c);
+	}
 }
 
 /* Idle connections end now; tunnels and answers in flight may finish. */
@@ -687,6 +765,27 @@ conn_read_now(struct conn *c)
 		conn_read_cb(c->client, c);
 }
 
+/*
+ * The data port's peer, as an address: one that is not loopback reached
+ * the proxy from outside the host's own processes (a container on its
+ * bridge, a microVM on its tap), and must belong to a run.
+ */
+static void
+conn_peer(struct conn *c, const struct sockaddr *sa)
+{
+	memset(&c->peer, 0, sizeof(c->peer));
+	if (sa->sa_family == AF_INET) {
+		c->peer.family = AF_INET;
+		c->peer.v4 = ((const struct sockaddr_in *)sa)->sin_addr;
+	} else if (sa->sa_family == AF_INET6) {
+		c->peer.family = AF_INET6;
+		c->peer.v6 = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+	} else
+		return;
+	c->sandboxed = strcmp(rules_addr_class(&c->peer, NULL),
+	    "loopback") != 0;
+}
+
 void
 conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len,
     int listener)
@@ -720,8 +819,10 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len,
 		snprintf(c->client_text, sizeof(c->client_text),
 		    "control:uid=%ld,pid=%ld", c->peer_uid == (uid_t)-1 ? -1L :
 		    (long)c->peer_uid, (long)c->peer_pid);
-	} else
+	} else {
 		conn_sockaddr_text(sa, c->client_text, sizeof(c->client_text), 1);
+		conn_peer(c, sa);
+	}
 	/*
 	 * Non-blocking (accept4 SOCK_NONBLOCK) and TCP_NODELAY (from the
 	 * listener) already: no system call for either here.

@@ -41,6 +41,7 @@ enum conn_reason {
 	CONN_REASON_DNS_TIMEOUT,	/* no nameserver answered in time */
 	CONN_REASON_PROXY_AUTH,		/* credentials of no registered run */
 	CONN_REASON_UPSTREAM_TIMEOUT,	/* the origin did not answer in time */
+	CONN_REASON_RUN_ENDED,		/* its run ended (revoked) */
 	CONN_REASON_COUNT
 };
 
@@ -51,5 +52,17 @@ void		 conn_close_all(struct worker *w);
 
 /* Closes the connections that are idle between requests (SIGTERM). */
 void		 conn_stop_idle(struct worker *w);
+
+/*
+ * Decides the connection's request again under the rules and its run's
+ * policy in force now, when either changed since it was decided (or its
+ * run ended): one that now stands holds them from then on; one that no
+ * longer does is closed, with a "revoke" record (conn_revoke()).  Not in
+ * report mode, nor for the control socket's connections.
+ */
+void		 conn_recheck(struct conn *c);
+
+/* conn_recheck() for each connection of the worker. */
+void		 conn_recheck_all(struct worker *w);
 
 #endif /* INTUTIC_CONN_H */

@@ -55,6 +55,43 @@ proxy_rules_get(struct proxy *p)
 	return r;
 }
 
+uint64_t
+proxy_recheck(struct proxy *p)
+{
+	uint64_t rev = __atomic_add_fetch(&p->recheck_rev, 1, __ATOMIC_ACQ_REL);
+	int i;
+
+	for (i = 0; i < p->nworkers; i++)
+		worker_recheck(&p->workers[i]);
+	return rev;
+}
+
+int
+proxy_rechecked(struct proxy *p, uint64_t rev)
+{
+	int i;
+
+	for (i = 0; i < p->nworkers; i++)
+		if (__atomic_load_n(&p->workers[i].recheck_done,
+		    __ATOMIC_ACQUIRE) < rev)
+			return 0;
+	return 1;
+}
+
+/*
+ * The set as the control API serves it (GET /v1/rules): its JSON text,
+ * made once per set.  NULL when out of memory (the set is taken all the
+ * same; the API then says so).
+ */
+static char *
+proxy_rules_text(const struct rules *r)
+{
+	char *text;
+	size_t len;
+
+	return rules_dump(r, &text, &len) == 0 ? text : NULL;
+}
+
 /* ------------------------------------------------------------- metrics */
 
 static void
@@ -107,6 +144,9 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	metric(out, WIRE_METRIC_RELOAD_ERRORS, "counter",
 	    "Rule reloads refused (the old rules stayed).",
 	    METRIC_GET(p, reload_errors));
+	metric(out, "intutic_revocations_total", "counter",
+	    "Open connections closed because the rules or their run's policy "
+	    "changed, or their run ended.", METRIC_GET(p, revocations));
 	metric(out, "intutic_timeouts_total", "counter",
 	    "Connections ended by a timeout.", METRIC_GET(p, timeouts));
 	metric(out, "intutic_bad_requests_total", "counter",
@@ -204,7 +244,7 @@ reload(struct proxy *p)
 {
 	struct rules *r, *old;
 	struct rules_error err;
-	char msg[RULES_PATH_MAX + RULES_ERROR_MAX + 64];
+	char msg[RULES_PATH_MAX + RULES_ERROR_MAX + 64], *text, *oldtext;
 
 	if (rules_load(p->cfg.rules_path, &r, &err) != 0) {
 		METRIC_ADD(p, reload_errors, 1);
@@ -212,14 +252,22 @@ reload(struct proxy *p)
 		    rules_error_str(&err, msg, sizeof(msg)));
 		return;
 	}
+	text = proxy_rules_text(r);
 	pthread_mutex_lock(&p->rules_lock);
 	old = p->rules;
+	oldtext = p->rules_text;
 	p->rules = r;
+	p->rules_text = text;
+	p->rules_gen++;
 	pthread_mutex_unlock(&p->rules_lock);
-	rules_free(old);	/* connections keep theirs */
+	rules_free(old);	/* connections hold it until rechecked */
+	free(oldtext);
 	METRIC_ADD(p, reloads, 1);
 	info("rules reloaded from '%s': %zu entries", p->cfg.rules_path,
 	    rules_count(r));
+	/* Open connections are decided again, unless told to keep theirs. */
+	if (!p->cfg.no_revoke)
+		proxy_recheck(p);
 }
 
 static void
@@ -610,6 +658,9 @@ main(int argc, char **argv)
 		error("not starting: the rule file does not load");
 		return 2;
 	}
+	p->rules_gen = 1;
+	if ((p->rules_text = proxy_rules_text(p->rules)) == NULL)
+		fatal("out of memory");
 	if (p->cfg.audit_path != NULL &&
 	    (p->audit = audit_open(p->cfg.audit_path, msg, sizeof(msg))) ==
 	    NULL) {
@@ -642,7 +693,8 @@ main(int argc, char **argv)
 			    "host's loopback", t);
 	}
 
-	if ((p->runs = runs_new(p->cfg.state_dir, msg, sizeof(msg))) == NULL) {
+	if ((p->runs = runs_new(p->cfg.state_dir, control_policy_compile, p,
+	    msg, sizeof(msg))) == NULL) {
 		error("not starting: the runs: %s", msg);
 		return 125;
 	}
@@ -704,6 +756,7 @@ main(int argc, char **argv)
 	event_free(grace_ev);
 	event_base_free(p->base);
 	rules_free(p->rules);
+	free(p->rules_text);
 	audit_free(p->audit);
 	hosts_free(p->hosts);
 	runs_free(p->runs);

@@ -5,8 +5,9 @@
  * event base, its own evdns base and its own SO_REUSEPORT listeners; a
  * connection lives and dies on the worker that accepted it.  The rule set is
  * shared read-only: each connection takes a reference when it starts and
- * keeps that set until it closes, so a reload never changes the rules under
- * a connection (see proxy_rules_get()).
+ * decides with that set; after a reload, or a change of its run's policy,
+ * its worker decides it again with what is in force (proxy_recheck(),
+ * conn_recheck()), and it holds the new set from then on, or is closed.
  */
 #ifndef INTUTIC_PROXY_H
 #define INTUTIC_PROXY_H
@@ -83,6 +84,7 @@ struct proxy_config {
 	size_t		 conns_max;
 	size_t		 transit_max;		/* bytes, per worker */
 	int		 require_run;		/* no credentials: 407 */
+	int		 no_revoke;		/* decisions stand once made */
 	int		 debug;
 };
 
@@ -99,6 +101,7 @@ struct proxy_metrics {
 	uint64_t	 dns_lookups;
 	uint64_t	 dns_failures;
 	uint64_t	 reloads;
+	uint64_t	 revocations;		/* connections revoked */
 	uint64_t	 reload_errors;
 	uint64_t	 accept_paused;
 	uint64_t	 timeouts;
@@ -127,6 +130,9 @@ struct proxy {
 	struct proxy_metrics	 metrics;
 	pthread_mutex_t		 rules_lock;
 	struct rules		*rules;		/* current set; rules_lock */
+	unsigned long long	 rules_gen;	/* its generation; rules_lock */
+	char			*rules_text;	/* it as JSON; rules_lock */
+	uint64_t		 recheck_rev;	/* rechecks asked (atomic) */
 	struct audit		*audit;
 	struct hosts		*hosts;		/* --hosts, read once */
 	struct runs		*runs;		/* registered by intutic exec */
@@ -159,6 +165,8 @@ struct worker {
 	size_t			 nlisteners;
 	struct event		*stop_ev;	/* woken by proxy_stop() */
 	struct event		*resume_ev;	/* re-enables accept after EMFILE */
+	struct event		*recheck_ev;	/* proxy_recheck() wakes it */
+	uint64_t		 recheck_done;	/* the revision done (atomic) */
 	int			 reserve[PROXY_FD_RESERVE];
 	int			 paused;
 	struct conn_list	 conns;
@@ -173,6 +181,13 @@ struct evbuffer;
 
 /* main.c */
 struct rules	*proxy_rules_get(struct proxy *p);	/* a new reference */
+/*
+ * Every worker decides its open connections again under what is in force
+ * now (conn_recheck()); returns the revision to wait for with
+ * proxy_rechecked(), which says 1 once every worker has done it.
+ */
+uint64_t	 proxy_recheck(struct proxy *p);
+int		 proxy_rechecked(struct proxy *p, uint64_t rev);
 void		 proxy_metrics_render(struct proxy *p, struct evbuffer *out);
 
 /* worker.c */
@@ -181,6 +196,7 @@ int	 worker_start(struct proxy *p, struct worker *w);
 void	 worker_free(struct worker *w);	/* after the thread was joined */
 void	 worker_stop_accepting(struct worker *w);
 void	 worker_conn_closed(struct worker *w);
+void	 worker_recheck(struct worker *w);	/* any thread */
 /* 1: dialling sa (its port set) would reach this proxy (ownaddr.h). */
 int	 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa);
 
@@ -197,5 +213,8 @@ void	 conn_accept(struct worker *w, int fd, const struct sockaddr *sa,
 /* way-control.c: the control socket, DIR/control.sock. */
 int	 control_listen(struct proxy *p);	/* 0, or -1 (said) */
 void	 control_unlink(struct proxy *p);
+/* A run's policy compiled from its text (a runs_compile_fn). */
+int	 control_policy_compile(const char *id, const char *text,
+	    struct rules **set, char *why, size_t whylen, void *arg);
 
 #endif /* INTUTIC_PROXY_H */

@@ -7,8 +7,17 @@
  * request that carries credentials.  A token is kept only as its MAC
  * (HMAC-SHA256 under a key of the state directory's, DIR/runs.key), and
  * every change is written to DIR/runs.json (a temporary file renamed)
- * before it is answered, so that a proxy started again knows the runs
- * whose launchers still live.
+ * before it is made and answered, so that a proxy started again knows the
+ * runs whose launchers still live, with their policies.
+ *
+ * Changes take `change` for their whole length, the table's lock only to
+ * read it and, once the file is written, to make the change: the file
+ * (written and synced with the lock free) never holds what the table does
+ * not, and a check never waits for a disk.
+ *
+ * A run is its own object, reference counted: the table holds one
+ * reference, each connection of the run another.  Its policy and end are
+ * under its own lock; its counters are atomics.
  */
 #include "config.h"
 
@@ -30,6 +39,7 @@
 #include "crypto.h"
 #include "jsonw.h"
 #include "paths.h"
+#include "rules.h"
 #include "runrec.h"
 #include "yread.h"
 #include "wire.h"
@@ -38,9 +48,19 @@
 
 #define RUNS_KEY_BYTES		32	/* the MAC's key */
 #define RUNS_MAC_BYTES		CRYPTO_MAC_BYTES	/* HMAC-SHA256 */
-#define RUNS_FILE_MAX		(RUNS_MAX * 3 * 1024)	/* bytes of runs.json */
+#define RUNS_FILE_MAX		(RUNS_MAX * (3 * 1024 + 2 * RUN_POLICY_MAX))	/* runs.json */
+
+/* One of a run's last denials. */
+struct run_denial {
+	time_t		 when;
+	char		 host[RULES_HOST_TEXT_MAX];
+	int		 port;
+	char		 reason[32];
+	char		 rule[RULES_WHERE_MAX < 512 ? RULES_WHERE_MAX : 512];
+};
 
 struct run {
+	int			 refs;		/* atomic */
 	char			 id[RUN_ID_MAX];
 	unsigned char		 mac[RUNS_MAC_BYTES];	/* of its token */
 	char			 command[RUN_COMMAND_MAX];
@@ -49,19 +69,43 @@ struct run {
 	unsigned long long	 pid_start;	/* its start time; 0: unknown */
 	uid_t			 uid;
 	time_t			 registered;
+	struct rules_addr	 addr;		/* its sandbox's; family 0 */
+	uint64_t		 requests;	/* atomics */
+	uint64_t		 denials;
+	uint64_t		 bytes_up;
+	uint64_t		 bytes_down;
+
+	pthread_mutex_t		 lock;		/* what follows */
+	struct run_policy	 policy;
+	int			 ended;
+	struct run_denial	 last[RUN_DENIALS_MAX];	/* a ring */
+	size_t			 nlast;
 };
 
 struct runs {
-	pthread_mutex_t	 lock;
-	struct run	*slot;		/* RUNS_MAX */
+	pthread_mutex_t	 change;	/* one change at a time, file and all */
+	pthread_mutex_t	 lock;		/* the slots */
+	struct run	**slot;		/* RUNS_MAX */
 	size_t		 used;
 	unsigned char	 key[RUNS_KEY_BYTES];
 	char		 path[PATH_MAX];	/* runs.json; "": kept nowhere */
+	runs_compile_fn	 compile;
+	void		*compile_arg;
 };
 
 static unsigned long long	proc_start(long long pid);
+static int			sandbox_addr(const char *s, struct rules_addr *a);
 static void			runs_drop(struct runs *r, size_t i);
-static int			runs_save(struct runs *r);
+/* A change about to be made to one run, as runs_write() writes it. */
+struct run_change {
+	const struct run	*run;
+	const struct run_policy	*pol;	/* its new policy; NULL: as it is */
+	const struct rules_addr	*addr;	/* its new address; NULL: as it is */
+};
+
+static int			runs_write(struct runs *r, const struct run *skip,
+				    struct run *add,
+				    const struct run_change *chg);
 
 /* The MAC of a token under the table's key. */
 static int
@@ -116,30 +160,68 @@ runs_key(struct runs *r, const char *dir, char *why, size_t whylen)
 	return 0;
 }
 
-/* Hex digits into bytes: 0, or -1 when s is not len * 2 of them. */
-static int
-unhex(const char *s, unsigned char *out, size_t len)
+/* A new run: one reference, the table's. */
+static struct run *
+run_new(void)
 {
-	size_t i;
-	int hi, lo;
+	struct run *run;
 
-	if (strlen(s) != len * 2)
+	if ((run = calloc(1, sizeof(*run))) == NULL)
+		return NULL;
+	run->refs = 1;
+	pthread_mutex_init(&run->lock, NULL);
+	return run;
+}
+
+void
+run_release(struct run *run)
+{
+	if (run == NULL ||
+	    __atomic_sub_fetch(&run->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	rules_free(run->policy.set);
+	free(run->policy.text);
+	pthread_mutex_destroy(&run->lock);
+	explicit_bzero(run, sizeof(*run));
+	free(run);
+}
+
+const char *
+run_id(const struct run *run)
+{
+	return run->id;
+}
+
+/*
+ * A policy from its text (NULL: none) through the table's compiler: 0,
+ * or -1 and why.  The text is copied.
+ */
+static int
+runs_policy_make(struct runs *r, const char *id, const char *text,
+    struct run_policy *pol, char *why, size_t whylen)
+{
+	memset(pol, 0, sizeof(*pol));
+	pol->generation = 1;
+	if (text == NULL)
+		return 0;
+	if ((pol->text = strdup(text)) == NULL) {
+		snprintf(why, whylen, "out of memory");
 		return -1;
-	for (i = 0; i < len; i++) {
-		hi = s[2 * i] >= 'a' ? s[2 * i] - 'a' + 10 : s[2 * i] - '0';
-		lo = s[2 * i + 1] >= 'a' ? s[2 * i + 1] - 'a' + 10 :
-		    s[2 * i + 1] - '0';
-		if (hi < 0 || hi > 15 || lo < 0 || lo > 15)
-			return -1;
-		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	if (r->compile(id, text, &pol->set, why, whylen, r->compile_arg) != 0) {
+		free(pol->text);
+		pol->text = NULL;
+		return -1;
 	}
 	return 0;
 }
 
 /*
  * DIR/runs.json, the runs a proxy before this one kept: those whose
- * launcher still lives (the same pid with the same start time) come back.
- * A missing file is none.  0, or -1 and why.
+ * launcher still lives (the same pid with the same start time) come back,
+ * with their policies compiled again (a run whose policy no longer
+ * compiles does not: its requests are refused, never let through under
+ * the operator's rules alone).  A missing file is none.  0, or -1 and why.
  */
 static int
 runs_load(struct runs *r, char *why, size_t whylen)
@@ -147,8 +229,8 @@ runs_load(struct runs *r, char *why, size_t whylen)
 	struct runrec *recs = NULL;
 	struct run *run;
 	struct stat st;
-	size_t i, n;
-	char *buf;
+	size_t i, n = 0;
+	char *buf, skipwhy[256];
 	ssize_t got;
 	int fd;
 
@@ -187,12 +269,18 @@ runs_load(struct runs *r, char *why, size_t whylen)
 		    strlen(rec->command) >= RUN_COMMAND_MAX ||
 		    strlen(rec->project) >= RUN_PROJECT_MAX ||
 		    rec->pid <= 0 || rec->pid_start <= 0 ||
+		    rec->generation <= 0 ||
 		    proc_start(rec->pid) != (unsigned long long)rec->pid_start)
 			continue;	/* its launcher is gone */
-		run = &r->slot[r->used];
-		memset(run, 0, sizeof(*run));
-		if (unhex(rec->mac, run->mac, sizeof(run->mac)) != 0)
+		if ((run = run_new()) == NULL)
+			break;
+		if (crypto_unhex(rec->mac, run->mac, sizeof(run->mac)) != 0 ||
+		    runs_policy_make(r, rec->id, rec->policy, &run->policy,
+		    skipwhy, sizeof(skipwhy)) != 0) {
+			run_release(run);
 			continue;
+		}
+		run->policy.generation = (unsigned long long)rec->generation;
 		snprintf(run->id, sizeof(run->id), "%s", rec->id);
 		memcpy(run->command, rec->command, strlen(rec->command) + 1);
 		memcpy(run->project, rec->project, strlen(rec->project) + 1);
@@ -200,14 +288,20 @@ runs_load(struct runs *r, char *why, size_t whylen)
 		run->pid_start = (unsigned long long)rec->pid_start;
 		run->uid = (uid_t)rec->uid;
 		run->registered = (time_t)rec->registered;
-		r->used++;
+		if (rec->addr[0] != '\0' &&
+		    sandbox_addr(rec->addr, &run->addr) != 0) {
+			run_release(run);
+			continue;
+		}
+		r->slot[r->used++] = run;
 	}
-	free(recs);
+	runrec_free(recs, n);
 	return 0;
 }
 
 struct runs *
-runs_new(const char *dir, char *why, size_t whylen)
+runs_new(const char *dir, runs_compile_fn compile, void *arg, char *why,
+    size_t whylen)
 {
 	struct runs *r;
 
@@ -217,7 +311,10 @@ runs_new(const char *dir, char *why, size_t whylen)
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
+	pthread_mutex_init(&r->change, NULL);
 	pthread_mutex_init(&r->lock, NULL);
+	r->compile = compile;
+	r->compile_arg = arg;
 	if (dir == NULL) {
 		if (crypto_random(r->key, sizeof(r->key)) == 0)
 			return r;
@@ -229,7 +326,7 @@ runs_new(const char *dir, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot create the state directory "
 		    "'%s': %s", dir, strerror(errno));
 	else if (runs_key(r, dir, why, whylen) == 0 &&
-	    runs_load(r, why, whylen) == 0 && runs_save(r) == 0)
+	    runs_load(r, why, whylen) == 0 && runs_write(r, NULL, NULL, NULL) == 0)
 		return r;
 	else if (why[0] == '\0')
 		snprintf(why, whylen, "cannot write '%s': %s", r->path,
@@ -241,12 +338,16 @@ runs_new(const char *dir, char *why, size_t whylen)
 void
 runs_free(struct runs *r)
 {
+	size_t i;
+
 	if (r == NULL)
 		return;
-	explicit_bzero(r->slot, RUNS_MAX * sizeof(*r->slot));
+	for (i = 0; i < r->used; i++)
+		run_release(r->slot[i]);
 	explicit_bzero(r->key, sizeof(r->key));
 	free(r->slot);
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->change);
 	free(r);
 }
 
@@ -282,7 +383,7 @@ token_valid(const char *s, size_t len)
 	return 1;
 }
 
-/* Printable text without control bytes, quotes or backslashes. */
+/* Printable text without control bytes. */
 static int
 text_valid(const char *s, size_t len)
 {
@@ -295,15 +396,45 @@ text_valid(const char *s, size_t len)
 }
 
 enum reg_key { KEY_NONE, KEY_RUN, KEY_TOKEN, KEY_COMMAND, KEY_PROJECT,
-    KEY_PID };
+    KEY_PID, KEY_POLICY, KEY_GENERATION, KEY_ADDR };
+
+/*
+ * A sandbox's address: an IPv4 or IPv6 address that is neither loopback
+ * nor unspecified (a connection from loopback is never a sandbox's).  0,
+ * or -1.
+ */
+static int
+sandbox_addr(const char *s, struct rules_addr *a)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+
+	if (rules_addr_parse(s, a) != RULES_OK ||
+	    strcmp(rules_addr_class(a, NULL), "loopback") == 0 ||
+	    (a->family == AF_INET && a->v4.s_addr == INADDR_ANY) ||
+	    (a->family == AF_INET6 && memcmp(&a->v6, &any6, 16) == 0)) {
+		memset(a, 0, sizeof(*a));
+		return -1;
+	}
+	return 0;
+}
+
+/* A positive number: 0, or -1. */
+static int
+reg_number(const char *v, size_t len, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(v, &end, 10);
+	return len == 0 || end != v + len || errno != 0 || *out <= 0 ? -1 : 0;
+}
 
 /* Stores the value of `key`; 0, or -1 and why. */
 static int
 reg_value(struct run_reg *reg, enum reg_key key, const char *v, size_t len,
     int is_null, char *why, size_t whylen)
 {
-	char *end;
-	long long pid;
+	char buf[64];
 
 	switch (key) {
 	case KEY_RUN:
@@ -354,14 +485,45 @@ reg_value(struct run_reg *reg, enum reg_key key, const char *v, size_t len,
 			reg->pid = -1;
 			return 0;
 		}
-		errno = 0;
-		pid = strtoll(v, &end, 10);
-		if (len == 0 || end != v + len || errno != 0 || pid <= 0) {
+		if (reg_number(v, len, &reg->pid) != 0) {
 			snprintf(why, whylen, "\"pid\" must be null or a "
 			    "positive number");
 			return -1;
 		}
-		reg->pid = pid;
+		return 0;
+	case KEY_POLICY:
+		if (is_null)
+			return 0;
+		if (len == 0 || len > RUN_POLICY_MAX ||
+		    memchr(v, '\0', len) != NULL) {
+			snprintf(why, whylen, "\"policy\" must be null or a rule "
+			    "document (intutic-rules(5)) of 1 to %d bytes, as "
+			    "a string", RUN_POLICY_MAX);
+			return -1;
+		}
+		if ((reg->policy = strndup(v, len)) == NULL) {
+			snprintf(why, whylen, "out of memory");
+			return -1;
+		}
+		return 0;
+	case KEY_ADDR:
+		if (is_null)
+			return 0;
+		if (len >= 64 || memchr(v, '\0', len) != NULL ||
+		    (memcpy(buf, v, len), buf[len] = '\0',
+		    sandbox_addr(buf, &reg->addr) != 0)) {
+			snprintf(why, whylen, "\"addr\" must be null or the "
+			    "address of the run's sandbox: IPv4 or IPv6, not "
+			    "loopback or unspecified");
+			return -1;
+		}
+		return 0;
+	case KEY_GENERATION:
+		if (is_null || reg_number(v, len, &reg->generation) != 0) {
+			snprintf(why, whylen, "\"generation\" must be the "
+			    "policy's generation, a positive number");
+			return -1;
+		}
 		return 0;
 	case KEY_NONE:
 		break;
@@ -376,14 +538,47 @@ static const char *const reg_keys[] = {
 	WIRE_RUN_COMMAND,	/* KEY_COMMAND */
 	WIRE_RUN_PROJECT,	/* KEY_PROJECT */
 	WIRE_RUN_PID,		/* KEY_PID */
+	WIRE_RUN_POLICY,	/* KEY_POLICY */
+	WIRE_RUN_GENERATION,	/* KEY_GENERATION */
+	WIRE_RUN_ADDR,		/* KEY_ADDR */
 };
 #define REG_KEYS	((int)(sizeof(reg_keys) / sizeof(reg_keys[0])))
+
+struct reg_parse {
+	struct run_reg	*reg;
+	enum runs_body	 what;
+};
+
+/* The keys each body takes: a bit for each enum reg_key. */
+static const unsigned int reg_takes[] = {
+	[RUNS_BODY_REG] = 1u << KEY_RUN | 1u << KEY_TOKEN | 1u << KEY_COMMAND |
+	    1u << KEY_PROJECT | 1u << KEY_PID | 1u << KEY_POLICY |
+	    1u << KEY_ADDR,
+	[RUNS_BODY_POLICY] = 1u << KEY_GENERATION | 1u << KEY_POLICY,
+	[RUNS_BODY_ADDR] = 1u << KEY_ADDR,
+};
+static const unsigned int reg_needs[] = {
+	[RUNS_BODY_REG] = 1u << KEY_RUN | 1u << KEY_TOKEN | 1u << KEY_COMMAND,
+	[RUNS_BODY_POLICY] = 1u << KEY_GENERATION | 1u << KEY_POLICY,
+	[RUNS_BODY_ADDR] = 1u << KEY_ADDR,
+};
+static const char *const reg_what[] = {
+	[RUNS_BODY_REG] = "the registration",
+	[RUNS_BODY_POLICY] = "the change",
+	[RUNS_BODY_ADDR] = "the address",
+};
+static const char *const reg_needs_text[] = {
+	[RUNS_BODY_REG] = "\"run\", \"token\" and \"command\" are required",
+	[RUNS_BODY_POLICY] = "\"generation\" and \"policy\" are required",
+	[RUNS_BODY_ADDR] = "\"addr\" is required",
+};
 
 /* The object's pairs: known keys once, each a scalar; others skipped. */
 static int
 reg_map(struct yread *p, void *arg)
 {
-	struct run_reg *reg = arg;
+	struct reg_parse *rp = arg;
+	struct run_reg *reg = rp->reg;
 	const yaml_event_t *ev = &p->ev;
 	char other[YREAD_QUOTE_BUF], why[256];
 	enum reg_key key;
@@ -407,6 +602,9 @@ reg_map(struct yread *p, void *arg)
 		if (seen & (1u << key))
 			return yread_fail(p, &ev->start_mark, "\"%s\" is given "
 			    "twice", reg_keys[k]);
+		if (!(reg_takes[rp->what] & (1u << key)))
+			return yread_fail(p, &ev->start_mark, "\"%s\" does not "
+			    "belong in %s", reg_keys[k], reg_what[rp->what]);
 		seen |= 1u << key;
 		if (yread_next(p) != 0)
 			return -1;
@@ -418,11 +616,18 @@ reg_map(struct yread *p, void *arg)
 		    sizeof(why)) != 0)
 			return yread_fail(p, &ev->start_mark, "%s", why);
 	}
-	if (!(seen & (1u << KEY_RUN)) || !(seen & (1u << KEY_TOKEN)) ||
-	    !(seen & (1u << KEY_COMMAND)))
-		return yread_fail(p, NULL, "\"run\", \"token\" and \"command\" "
-		    "are required");
+	if ((seen & reg_needs[rp->what]) != reg_needs[rp->what] ||
+	    (rp->what == RUNS_BODY_ADDR && reg->addr.family == 0))
+		return yread_fail(p, NULL, "%s", reg_needs_text[rp->what]);
 	return 0;
+}
+
+void
+run_reg_clear(struct run_reg *reg)
+{
+	explicit_bzero(reg->token, sizeof(reg->token));
+	free(reg->policy);
+	reg->policy = NULL;
 }
 
 /*
@@ -431,24 +636,25 @@ reg_map(struct yread *p, void *arg)
  * or missing is refused; keys it does not know are skipped.
  */
 int
-runs_parse(const char *body, size_t len, struct run_reg *reg, char *why,
-    size_t whylen)
+runs_parse(const char *body, size_t len, enum runs_body what,
+    struct run_reg *reg, char *why, size_t whylen)
 {
+	struct reg_parse rp = { .reg = reg, .what = what };
 	struct yread p;
 	int r;
 
 	memset(reg, 0, sizeof(*reg));
 	reg->pid = -1;
+	reg->generation = -1;
 	if (len > RUNS_BODY_MAX) {
-		snprintf(why, whylen, "the registration is larger than %d bytes",
-		    RUNS_BODY_MAX);
+		snprintf(why, whylen, "%s is larger than %d bytes",
+		    reg_what[what], RUNS_BODY_MAX);
 		return -1;
 	}
-	yread_init(&p, "the registration", YREAD_TEXT, 1, body, len, why,
-	    whylen);
-	r = yread_run(&p, reg_map, reg);
+	yread_init(&p, reg_what[what], YREAD_TEXT, 1, body, len, why, whylen);
+	r = yread_run(&p, reg_map, &rp);
 	if (r != 0)
-		explicit_bzero(reg->token, sizeof(reg->token));
+		run_reg_clear(reg);
 	return r;
 }
 
@@ -482,92 +688,29 @@ proc_start(long long pid)
 	return start;
 }
 
-/* Run i's launcher is gone: its pid names no process, or another one. */
+/* The run's launcher is gone: its pid names no process, or another one. */
 static int
-launcher_gone(const struct run *run)
+launcher_gone(long long pid, unsigned long long pid_start)
 {
-	return run->pid > 0 && run->pid_start != 0 &&
-	    proc_start(run->pid) != run->pid_start;
+	return pid > 0 && pid_start != 0 && proc_start(pid) != pid_start;
 }
 
-/* Forgets slot i (under the lock): the last run moves into it. */
+/*
+ * Forgets slot i (under the lock): the run has ended (its connections see
+ * it), the table's reference goes, the last run moves into the slot.
+ */
 static void
 runs_drop(struct runs *r, size_t i)
 {
+	struct run *run = r->slot[i];
+
+	pthread_mutex_lock(&run->lock);
+	run->ended = 1;
+	pthread_mutex_unlock(&run->lock);
 	r->used--;
-	if (i != r->used)
-		r->slot[i] = r->slot[r->used];
-	explicit_bzero(&r->slot[r->used], sizeof(r->slot[r->used]));
-}
-
-/* Ends the runs whose launcher is gone (under the lock). */
-static void
-runs_sweep(struct runs *r)
-{
-	size_t i = 0;
-
-	while (i < r->used)
-		if (launcher_gone(&r->slot[i]))
-			runs_drop(r, i);
-		else
-			i++;
-}
-
-/* How many runs uid owns (under the lock). */
-static size_t
-runs_of(const struct runs *r, uid_t uid)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < r->used; i++)
-		if (r->slot[i].uid == uid)
-			n++;
-	return n;
-}
-
-enum runs_added
-runs_add(struct runs *r, const struct run_reg *reg)
-{
-	unsigned long long start = 0;
-	struct run *run;
-	size_t i;
-
-	if (reg->pid > 0 && (start = proc_start(reg->pid)) == 0)
-		return RUNS_NO_PID;
-	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->used; i++)
-		if (strcmp(r->slot[i].id, reg->id) == 0) {
-			pthread_mutex_unlock(&r->lock);
-			return RUNS_EXISTS;
-		}
-	if (r->used == RUNS_MAX || runs_of(r, reg->uid) >= RUNS_PER_USER_MAX)
-		runs_sweep(r);
-	if (r->used == RUNS_MAX || runs_of(r, reg->uid) >= RUNS_PER_USER_MAX) {
-		i = r->used;
-		pthread_mutex_unlock(&r->lock);
-		return i == RUNS_MAX ? RUNS_FULL : RUNS_USER_FULL;
-	}
-	run = &r->slot[r->used];
-	memset(run, 0, sizeof(*run));
-	if (runs_mac(r, reg->token, strlen(reg->token), run->mac) != 0) {
-		pthread_mutex_unlock(&r->lock);
-		return RUNS_NOT_KEPT;
-	}
-	r->used++;
-	snprintf(run->id, sizeof(run->id), "%s", reg->id);
-	snprintf(run->command, sizeof(run->command), "%s", reg->command);
-	snprintf(run->project, sizeof(run->project), "%s", reg->project);
-	run->pid = reg->pid;
-	run->pid_start = start;
-	run->uid = reg->uid;
-	run->registered = time(NULL);
-	if (runs_save(r) != 0) {
-		runs_drop(r, r->used - 1);	/* all or nothing */
-		pthread_mutex_unlock(&r->lock);
-		return RUNS_NOT_KEPT;
-	}
-	pthread_mutex_unlock(&r->lock);
-	return RUNS_ADDED;
+	r->slot[i] = r->slot[r->used];
+	r->slot[r->used] = NULL;
+	run_release(run);
 }
 
 /* The slot of run id (under the lock); -1: none. */
@@ -577,108 +720,467 @@ runs_find(const struct runs *r, const char *id)
 	size_t i;
 
 	for (i = 0; i < r->used; i++)
-		if (strcmp(r->slot[i].id, id) == 0)
+		if (strcmp(r->slot[i]->id, id) == 0)
 			return (ssize_t)i;
 	return -1;
 }
 
-int
-runs_end(struct runs *r, const char *id, const struct runs_peer *who)
+/*
+ * Ends the runs whose launcher is gone (under `change`; the table's lock
+ * is not held while /proc is read).  How many ended.
+ */
+static size_t
+runs_sweep(struct runs *r)
+{
+	struct run **runs;
+	size_t i, n, gone = 0;
+	ssize_t k;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->used;
+	if ((runs = calloc(n + 1, sizeof(*runs))) != NULL)
+		for (i = 0; i < n; i++) {
+			runs[i] = r->slot[i];
+			__atomic_add_fetch(&runs[i]->refs, 1, __ATOMIC_RELAXED);
+		}
+	pthread_mutex_unlock(&r->lock);
+	if (runs == NULL)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (launcher_gone(runs[i]->pid, runs[i]->pid_start)) {
+			pthread_mutex_lock(&r->lock);
+			if ((k = runs_find(r, runs[i]->id)) >= 0 &&
+			    r->slot[k] == runs[i]) {
+				runs_drop(r, (size_t)k);
+				gone++;
+			}
+			pthread_mutex_unlock(&r->lock);
+		}
+		run_release(runs[i]);
+	}
+	free(runs);
+	return gone;
+}
+
+/* Whether two addresses are the same one. */
+static int
+addr_equal(const struct rules_addr *a, const struct rules_addr *b)
+{
+	if (a->family != b->family)
+		return 0;
+	if (a->family == AF_INET)
+		return a->v4.s_addr == b->v4.s_addr;
+	return a->family == AF_INET6 && memcmp(&a->v6, &b->v6, 16) == 0;
+}
+
+/* The slot of the run whose sandbox has address a (under the lock); -1. */
+static ssize_t
+runs_addr_slot(const struct runs *r, const struct rules_addr *a)
+{
+	size_t i;
+
+	if (a->family == 0)
+		return -1;
+	for (i = 0; i < r->used; i++)
+		if (addr_equal(&r->slot[i]->addr, a))
+			return (ssize_t)i;
+	return -1;
+}
+
+struct run *
+runs_by_addr(struct runs *r, const struct rules_addr *a)
+{
+	struct run *run = NULL;
+	ssize_t i;
+
+	pthread_mutex_lock(&r->lock);
+	if ((i = runs_addr_slot(r, a)) >= 0) {
+		run = r->slot[i];
+		__atomic_add_fetch(&run->refs, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return run;
+}
+
+/* How many runs uid owns (under the lock). */
+static size_t
+runs_of(const struct runs *r, uid_t uid)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->used; i++)
+		if (r->slot[i]->uid == uid)
+			n++;
+	return n;
+}
+
+/* Whether a run of uid fits (under the lock): RUNS_ADDED or why not. */
+static enum runs_added
+runs_room(const struct runs *r, uid_t uid)
+{
+	if (r->used == RUNS_MAX)
+		return RUNS_FULL;
+	if (runs_of(r, uid) >= RUNS_PER_USER_MAX)
+		return RUNS_USER_FULL;
+	return RUNS_ADDED;
+}
+
+enum runs_added
+runs_add(struct runs *r, struct run_reg *reg, struct rules *set)
+{
+	unsigned long long start = 0;
+	enum runs_added room;
+	struct run *run;
+
+	if (reg->pid > 0 && (start = proc_start(reg->pid)) == 0)
+		return RUNS_NO_PID;
+	if ((run = run_new()) == NULL)
+		return RUNS_NOT_KEPT;
+	if (runs_mac(r, reg->token, strlen(reg->token), run->mac) != 0) {
+		run_release(run);
+		return RUNS_NOT_KEPT;
+	}
+	snprintf(run->id, sizeof(run->id), "%s", reg->id);
+	snprintf(run->command, sizeof(run->command), "%s", reg->command);
+	snprintf(run->project, sizeof(run->project), "%s", reg->project);
+	run->pid = reg->pid;
+	run->pid_start = start;
+	run->uid = reg->uid;
+	run->registered = time(NULL);
+	run->addr = reg->addr;
+	run->policy.generation = 1;
+
+	pthread_mutex_lock(&r->change);
+	pthread_mutex_lock(&r->lock);
+	room = runs_find(r, reg->id) >= 0 ? RUNS_EXISTS :
+	    runs_addr_slot(r, &reg->addr) >= 0 ? RUNS_ADDR_TAKEN :
+	    runs_room(r, reg->uid);
+	pthread_mutex_unlock(&r->lock);
+	if (room == RUNS_FULL || room == RUNS_USER_FULL ||
+	    room == RUNS_ADDR_TAKEN) {
+		runs_sweep(r);		/* a gone launcher's run may hold it */
+		pthread_mutex_lock(&r->lock);
+		room = runs_addr_slot(r, &reg->addr) >= 0 ? RUNS_ADDR_TAKEN :
+		    runs_room(r, reg->uid);
+		pthread_mutex_unlock(&r->lock);
+	}
+	if (room == RUNS_ADDED) {
+		/* The run takes the policy over only once it is kept. */
+		run->policy.set = set;
+		run->policy.text = reg->policy;
+		if (runs_write(r, NULL, run, NULL) != 0)
+			room = RUNS_NOT_KEPT;
+		else {
+			reg->policy = NULL;
+			pthread_mutex_lock(&r->lock);
+			r->slot[r->used++] = run;
+			pthread_mutex_unlock(&r->lock);
+		}
+	}
+	pthread_mutex_unlock(&r->change);
+	if (room != RUNS_ADDED) {
+		run->policy.set = NULL;
+		run->policy.text = NULL;
+		run_release(run);
+	}
+	return room;
+}
+
+/*
+ * Run id as the peer may see or change it, with a reference (under
+ * `change`): 0; -1 no such run; -2 it is not the peer's.
+ */
+static int
+runs_get(struct runs *r, const char *id, const struct runs_peer *who,
+    struct run **out)
 {
 	ssize_t i;
 	int ret = 0;
 
-	struct run gone;
-
+	*out = NULL;
 	pthread_mutex_lock(&r->lock);
 	if ((i = runs_find(r, id)) < 0)
 		ret = -1;
-	else if (!who->admin && r->slot[i].uid != who->uid)
+	else if (!who->admin && r->slot[i]->uid != who->uid)
 		ret = -2;
 	else {
-		gone = r->slot[i];
-		runs_drop(r, (size_t)i);
-		if (runs_save(r) != 0) {	/* all or nothing */
-			r->slot[r->used++] = gone;
-			ret = -3;
-		}
-		explicit_bzero(&gone, sizeof(gone));
+		*out = r->slot[i];
+		__atomic_add_fetch(&(*out)->refs, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&r->lock);
 	return ret;
 }
 
-/* s quoted as a JSON string (NULL: null), appended to out; -1: no memory. */
-static int
-json_add(struct evbuffer *out, const char *s)
+int
+runs_end(struct runs *r, const char *id, const struct runs_peer *who)
 {
-	char buf[RUN_PROJECT_MAX * JSONW_ESC_MAX + 3];
-	size_t used = 0;
+	struct run *run;
+	ssize_t i;
+	int ret;
 
-	buf[0] = '\0';
-	if (jsonw_str(buf, sizeof(buf), &used, s) != 0)
+	pthread_mutex_lock(&r->change);
+	if ((ret = runs_get(r, id, who, &run)) == 0) {
+		if (runs_write(r, run, NULL, NULL) != 0)
+			ret = -3;	/* all or nothing: it stays */
+		else {
+			pthread_mutex_lock(&r->lock);
+			if ((i = runs_find(r, id)) >= 0)
+				runs_drop(r, (size_t)i);
+			pthread_mutex_unlock(&r->lock);
+		}
+		run_release(run);
+	}
+	pthread_mutex_unlock(&r->change);
+	return ret;
+}
+
+int
+runs_set_policy(struct runs *r, const char *id, const struct runs_peer *who,
+    unsigned long long generation, char *text, struct rules *set,
+    unsigned long long *gen)
+{
+	struct run_policy old, pol;
+	struct run_change chg;
+	struct run *run;
+	int ret;
+
+	pthread_mutex_lock(&r->change);
+	if ((ret = runs_get(r, id, who, &run)) != 0) {
+		pthread_mutex_unlock(&r->change);
+		return ret;
+	}
+	pthread_mutex_lock(&run->lock);
+	*gen = run->policy.generation;
+	pthread_mutex_unlock(&run->lock);
+	if (*gen != generation)
+		ret = -4;
+	else {
+		pol.set = set;
+		pol.text = text;
+		pol.generation = generation + 1;
+		memset(&chg, 0, sizeof(chg));
+		chg.run = run;
+		chg.pol = &pol;
+		if (runs_write(r, NULL, NULL, &chg) != 0)
+			ret = -3;
+		else {
+			/* The swap: every connection sees one or the other. */
+			pthread_mutex_lock(&run->lock);
+			old = run->policy;
+			run->policy = pol;
+			pthread_mutex_unlock(&run->lock);
+			rules_free(old.set);
+			free(old.text);
+			*gen = pol.generation;
+		}
+	}
+	run_release(run);
+	pthread_mutex_unlock(&r->change);
+	return ret;
+}
+
+int
+runs_set_addr(struct runs *r, const char *id, const struct runs_peer *who,
+    const struct rules_addr *addr)
+{
+	struct run_change chg;
+	struct run *run;
+	ssize_t k;
+	int ret;
+
+	pthread_mutex_lock(&r->change);
+	if ((ret = runs_get(r, id, who, &run)) != 0) {
+		pthread_mutex_unlock(&r->change);
+		return ret;
+	}
+	pthread_mutex_lock(&r->lock);
+	k = runs_addr_slot(r, addr);
+	pthread_mutex_unlock(&r->lock);
+	if (run->addr.family != 0)
+		ret = -4;
+	else if (k >= 0) {
+		runs_sweep(r);		/* a gone launcher's run may hold it */
+		pthread_mutex_lock(&r->lock);
+		k = runs_addr_slot(r, addr);
+		pthread_mutex_unlock(&r->lock);
+	}
+	if (ret == 0 && k >= 0)
+		ret = -5;
+	if (ret == 0) {
+		memset(&chg, 0, sizeof(chg));
+		chg.run = run;
+		chg.addr = addr;
+		if (runs_write(r, NULL, NULL, &chg) != 0)
+			ret = -3;
+		else {
+			pthread_mutex_lock(&r->lock);
+			run->addr = *addr;
+			pthread_mutex_unlock(&r->lock);
+		}
+	}
+	run_release(run);
+	pthread_mutex_unlock(&r->change);
+	return ret;
+}
+
+int
+runs_json_str(struct evbuffer *out, const char *s)
+{
+	size_t len;
+	char *q;
+	int r;
+
+	if ((q = jsonw_quote(s, &len)) == NULL)
 		return -1;
-	return evbuffer_add(out, buf, used);
+	r = evbuffer_add(out, q, len);
+	free(q);
+	return r;
+}
+
+/* How a run is written out. */
+enum run_form {
+	RUN_LISTED,		/* GET /v1/runs */
+	RUN_SHOWN,		/* GET /v1/runs/RUN: and its last denials */
+	RUN_KEPT,		/* runs.json: its launcher's start time, MAC */
+};
+
+/* The run's last denials, oldest first, as a JSON array (its lock held). */
+static int
+run_denials_json(const struct run *run, struct evbuffer *out)
+{
+	const struct run_denial *d;
+	size_t i, n = run->nlast < RUN_DENIALS_MAX ? run->nlast :
+	    RUN_DENIALS_MAX;
+
+	if (evbuffer_add_printf(out, ",\"" WIRE_RUN_LAST_DENIALS "\":[") < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		d = &run->last[(run->nlast - n + i) % RUN_DENIALS_MAX];
+		if (evbuffer_add_printf(out, "%s{\"" WIRE_DENIAL_TIME "\":%lld,"
+		    "\"" WIRE_DENIAL_HOST "\":", i > 0 ? "," : "",
+		    (long long)d->when) < 0 || runs_json_str(out, d->host) != 0 ||
+		    evbuffer_add_printf(out, ",\"" WIRE_DENIAL_PORT "\":%d,\""
+		    WIRE_DENIAL_REASON "\":", d->port) < 0 ||
+		    runs_json_str(out, d->reason) != 0 ||
+		    evbuffer_add_printf(out, ",\"" WIRE_DENIAL_RULE "\":") < 0 ||
+		    runs_json_str(out, d->rule[0] != '\0' ? d->rule : NULL) != 0 ||
+		    evbuffer_add(out, "}", 1) != 0)
+			return -1;
+	}
+	return evbuffer_add(out, "]", 1);
 }
 
 /*
- * One run as a JSON object (never its token), appended to out; kept (for
- * runs.json), with its launcher's start time and its token's MAC.  -1: no
+ * One run as a JSON object (never its token), appended to out, as the
+ * change chg (NULL: none; for another run: none) leaves it: its policy and
+ * address as they are (the policy read under its lock), or chg's.  -1: no
  * memory.
  */
 static int
-run_json(const struct run *run, int kept, struct evbuffer *out)
+run_json(struct run *run, const struct run_change *chg, enum run_form form,
+    struct evbuffer *out)
 {
+	const struct run_policy *pol = NULL;
+	const struct rules_addr *ra = &run->addr;
 	char pid[24] = "null", mac[RUNS_MAC_BYTES * 2 + 1];
+	char addr[RULES_ADDR_TEXT_MAX];
 	size_t i;
+	int ret = -1;
 
+	if (chg != NULL && chg->run == run) {
+		pol = chg->pol;
+		if (chg->addr != NULL)
+			ra = chg->addr;
+	}
 	if (run->pid > 0)
 		snprintf(pid, sizeof(pid), "%lld", run->pid);
 	if (evbuffer_add_printf(out, "{\"" WIRE_RUN_ID "\":") < 0 ||
-	    json_add(out, run->id) != 0 ||
+	    runs_json_str(out, run->id) != 0 ||
 	    evbuffer_add_printf(out, ",\"" WIRE_RUN_UID "\":%lu,\""
 	    WIRE_RUN_PID "\":%s,\"" WIRE_RUN_REGISTERED "\":%lld,\""
 	    WIRE_RUN_COMMAND "\":", (unsigned long)run->uid, pid,
 	    (long long)run->registered) < 0 ||
-	    json_add(out, run->command) != 0 ||
+	    runs_json_str(out, run->command) != 0 ||
 	    evbuffer_add_printf(out, ",\"" WIRE_RUN_PROJECT "\":") < 0 ||
-	    json_add(out, run->project[0] != '\0' ? run->project : NULL) != 0)
+	    runs_json_str(out, run->project[0] != '\0' ? run->project : NULL) !=
+	    0 || evbuffer_add_printf(out, ",\"" WIRE_RUN_ADDR "\":") < 0 ||
+	    runs_json_str(out, ra->family != 0 ? rules_addr_text(ra, addr,
+	    sizeof(addr)) : NULL) != 0)
 		return -1;
-	if (kept) {
+	if (form != RUN_KEPT && evbuffer_add_printf(out, ",\""
+	    WIRE_RUN_REQUESTS "\":%llu,\"" WIRE_RUN_DENIALS "\":%llu,\""
+	    WIRE_RUN_BYTES_UP "\":%llu,\"" WIRE_RUN_BYTES_DOWN "\":%llu",
+	    (unsigned long long)__atomic_load_n(&run->requests,
+	    __ATOMIC_RELAXED),
+	    (unsigned long long)__atomic_load_n(&run->denials,
+	    __ATOMIC_RELAXED),
+	    (unsigned long long)__atomic_load_n(&run->bytes_up,
+	    __ATOMIC_RELAXED),
+	    (unsigned long long)__atomic_load_n(&run->bytes_down,
+	    __ATOMIC_RELAXED)) < 0)
+		return -1;
+	if (form == RUN_KEPT) {
 		for (i = 0; i < RUNS_MAC_BYTES; i++)
 			snprintf(mac + 2 * i, 3, "%02x", run->mac[i]);
 		if (evbuffer_add_printf(out, ",\"" WIRE_RUN_PID_START "\":%llu,"
 		    "\"" WIRE_RUN_MAC "\":\"%s\"", run->pid_start, mac) < 0)
 			return -1;
 	}
+	if (pol == NULL)
+		pthread_mutex_lock(&run->lock);
+	if (evbuffer_add_printf(out, ",\"" WIRE_RUN_GENERATION "\":%llu,\""
+	    WIRE_RUN_POLICY "\":", pol != NULL ? pol->generation :
+	    run->policy.generation) >= 0 &&
+	    runs_json_str(out, pol != NULL ? pol->text : run->policy.text) == 0 &&
+	    (form != RUN_SHOWN || run_denials_json(run, out) == 0))
+		ret = 0;
+	if (pol == NULL)
+		pthread_mutex_unlock(&run->lock);
+	if (ret != 0)
+		return -1;
 	return evbuffer_add(out, "}", 1);
 }
 
 /*
- * Writes DIR/runs.json (under the lock): a temporary file, synced, renamed
- * into place.  Nothing to do without a state directory.  0, or -1.
+ * Writes DIR/runs.json (under `change`, not the table's lock): the table
+ * read under its lock, but for `skip`, with `add` added and the change
+ * `chg` made: the table as the change about to be made leaves it.
+ * A temporary file, synced, renamed into place.  Nothing to do without a
+ * state directory.  0, or -1.
  */
 static int
-runs_save(struct runs *r)
+runs_write(struct runs *r, const struct run *skip, struct run *add,
+    const struct run_change *chg)
 {
 	char tmp[PATH_MAX + 8];
 	struct evbuffer *out;
 	size_t i;
-	int fd, ret = -1;
+	int fd, ret = -1, first = 1;
 
 	if (r->path[0] == '\0')
 		return 0;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", r->path) >= (int)sizeof(tmp) ||
 	    (out = evbuffer_new()) == NULL)
 		return -1;
-	if (evbuffer_add_printf(out, "{\"" WIRE_RUNS_LIST "\":[") < 0)
+	ret = evbuffer_add_printf(out, "{\"" WIRE_RUNS_LIST "\":[") < 0 ? -1 :
+	    0;
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->used && ret == 0; i++) {
+		if (r->slot[i] == skip)
+			continue;
+		if ((!first && evbuffer_add(out, ",\n", 2) != 0) ||
+		    run_json(r->slot[i], chg, RUN_KEPT, out) != 0)
+			ret = -1;
+		first = 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (ret == 0 && add != NULL &&
+	    ((!first && evbuffer_add(out, ",\n", 2) != 0) ||
+	    run_json(add, NULL, RUN_KEPT, out) != 0))
+		ret = -1;
+	if (ret != 0 || evbuffer_add(out, "]}\n", 3) != 0)
 		goto out;
-	for (i = 0; i < r->used; i++)
-		if ((i > 0 && evbuffer_add(out, ",", 1) != 0) ||
-		    run_json(&r->slot[i], 1, out) != 0)
-			goto out;
-	if (evbuffer_add(out, "]}\n", 3) != 0)
-		goto out;
+	ret = -1;
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 	    O_NOFOLLOW, 0600)) == -1)
 		goto out;
@@ -704,59 +1206,111 @@ int
 runs_json(struct runs *r, const char *id, const struct runs_peer *who,
     struct evbuffer *out)
 {
-	ssize_t k;
+	struct run *run;
 	size_t i;
 	int ret = 0, first = 1;
 
-	pthread_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->change);
 	runs_sweep(r);		/* what is shown is what is live */
+	pthread_mutex_unlock(&r->change);
 	if (id != NULL) {
-		if ((k = runs_find(r, id)) < 0)
-			ret = -1;
-		else if (!who->admin && r->slot[k].uid != who->uid)
-			ret = -2;
-		else if (run_json(&r->slot[k], 0, out) != 0)
-			ret = -3;
-		pthread_mutex_unlock(&r->lock);
+		pthread_mutex_lock(&r->change);
+		ret = runs_get(r, id, who, &run);
+		pthread_mutex_unlock(&r->change);
+		if (ret == 0) {
+			if (run_json(run, NULL, RUN_SHOWN, out) != 0)
+				ret = -3;
+			run_release(run);
+		}
 		return ret;
 	}
 	if (evbuffer_add_printf(out, "{\"" WIRE_RUNS_LIST "\":[") < 0)
-		ret = -3;
+		return -3;
+	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < r->used && ret == 0; i++) {
-		if (!who->admin && r->slot[i].uid != who->uid)
+		if (!who->admin && r->slot[i]->uid != who->uid)
 			continue;
 		if ((!first && evbuffer_add(out, ",", 1) != 0) ||
-		    run_json(&r->slot[i], 0, out) != 0)
+		    run_json(r->slot[i], NULL, RUN_LISTED, out) != 0)
 			ret = -3;
 		first = 0;
 	}
+	pthread_mutex_unlock(&r->lock);
 	if (ret == 0 && evbuffer_add(out, "]}", 2) != 0)
 		ret = -3;
-	pthread_mutex_unlock(&r->lock);
 	return ret;
 }
 
-int
+struct run *
 runs_check(struct runs *r, const char *id, size_t idlen, const char *token,
     size_t tokenlen)
 {
 	unsigned char mac[RUNS_MAC_BYTES];
+	struct run *found = NULL;
 	size_t i;
-	int ok = 0;
 
 	if (!runs_id_valid(id, idlen) || runs_mac(r, token, tokenlen, mac) != 0)
-		return 0;
+		return NULL;
 	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < r->used; i++) {
-		const struct run *run = &r->slot[i];
+		struct run *run = r->slot[i];
 
 		if (strlen(run->id) == idlen &&
 		    memcmp(run->id, id, idlen) == 0) {
-			ok = crypto_equal(run->mac, mac, sizeof(mac));
+			if (crypto_equal(run->mac, mac, sizeof(mac))) {
+				found = run;
+				__atomic_add_fetch(&run->refs, 1,
+				    __ATOMIC_RELAXED);
+			}
 			break;
 		}
 	}
 	pthread_mutex_unlock(&r->lock);
 	explicit_bzero(mac, sizeof(mac));
-	return ok;
+	return found;
+}
+
+int
+run_policy(struct run *run, struct run_policy *pol)
+{
+	int ret = 0;
+
+	memset(pol, 0, sizeof(*pol));
+	pthread_mutex_lock(&run->lock);
+	if (run->ended)
+		ret = -1;
+	else {
+		pol->set = run->policy.set != NULL ?
+		    rules_ref(run->policy.set) : NULL;
+		pol->generation = run->policy.generation;
+	}
+	pthread_mutex_unlock(&run->lock);
+	return ret;
+}
+
+void
+run_count(struct run *run, const char *host, int port, const char *reason,
+    const char *rule)
+{
+	struct run_denial *d;
+
+	__atomic_add_fetch(&run->requests, 1, __ATOMIC_RELAXED);
+	if (host == NULL)
+		return;
+	__atomic_add_fetch(&run->denials, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&run->lock);
+	d = &run->last[run->nlast++ % RUN_DENIALS_MAX];
+	d->when = time(NULL);
+	snprintf(d->host, sizeof(d->host), "%s", host);
+	d->port = port;
+	snprintf(d->reason, sizeof(d->reason), "%s", reason);
+	snprintf(d->rule, sizeof(d->rule), "%s", rule != NULL ? rule : "");
+	pthread_mutex_unlock(&run->lock);
+}
+
+void
+run_bytes(struct run *run, uint64_t up, uint64_t down)
+{
+	__atomic_add_fetch(&run->bytes_up, up, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&run->bytes_down, down, __ATOMIC_RELAXED);
 }

@@ -10,7 +10,14 @@
  *	POST   /v1/runs		register a run (intutic exec): 201
  *	GET    /v1/runs		the runs the peer may see: 200, {"runs":[...]}
  *	GET    /v1/runs/RUN	one of them: 200, an object
+ *	PUT    /v1/runs/RUN/policy  change its policy: 200
+ *	PUT    /v1/runs/RUN/addr    its sandbox's address, once: 200
  *	DELETE /v1/runs/RUN	end it: 200
+ *	GET    /v1/rules	the operator's rules and their generation: 200
+ *
+ * A change (a policy, an end) is answered only once it is in force
+ * everywhere: every worker has decided its open connections again
+ * (proxy_recheck()), and closed those it no longer allows.
  *
  * An error is {"error": "..."} with its status.  Nothing else is served
  * there: a request the control API does not know is refused, never
@@ -23,9 +30,12 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <sys/time.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +44,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include "audit.h"
 #include "conn-core.h"
@@ -42,11 +53,13 @@
 #include "log.h"
 #include "paths.h"
 #include "proxy.h"
+#include "rules.h"
 #include "runs.h"
 #include "wire.h"
 
 #define CONTROL_BACKLOG		64
 #define CONTROL_MODE		0660	/* the socket: owner and group */
+#define CONTROL_WAIT_MS		5000	/* for a change to be in force */
 
 /* ------------------------------------------------------------- the socket */
 
@@ -218,9 +231,73 @@ control_unlink(struct proxy *p)
 
 /* ------------------------------------------------------------ the answers */
 
+static void	control_send(struct conn *, int, struct evbuffer *);
+static void	control_wait_arm(struct conn *);
+
+/* Polls again in a millisecond. */
+static void
+control_wait_arm(struct conn *c)
+{
+	struct timeval tv = { 0, 1000 };
+
+	evtimer_add(c->timer, &tv);
+}
+
+/*
+ * CONN_WAIT's timer: the held answer goes once every worker has rechecked
+ * (a few milliseconds); past CONTROL_WAIT_MS it goes all the same, the
+ * change being made, and the log says so.
+ */
+static void
+control_wait(struct conn *c)
+{
+	struct evbuffer *body = c->held;
+	struct timeval now, d;
+
+	gettimeofday(&now, NULL);
+	timersub(&now, &c->held_since, &d);
+	if (!proxy_rechecked(c->p, c->held_rev)) {
+		if (d.tv_sec * 1000 + d.tv_usec / 1000 < CONTROL_WAIT_MS) {
+			control_wait_arm(c);
+			return;
+		}
+		error("%llu: a change was not in force in every worker within "
+		    "%d ms", (unsigned long long)c->id, CONTROL_WAIT_MS);
+	}
+	c->held = NULL;
+	control_send(c, c->held_status, body);
+	evbuffer_free(body);
+}
+
+const struct conn_state_def conn_state_wait = {
+	.name = "wait", .timeout = CONN_TIMEOUT_FINISH,
+	.on_timeout = control_wait,
+	.client_io = CONN_IO_STOP, .up_io = CONN_IO_STOP, .wm = CONN_WM_KEEP,
+};
+
 /* The answer, status with a JSON body, and the end of the connection. */
 static void
 control_answer(struct conn *c, int status, struct evbuffer *body)
+{
+	if (c->held_rev != 0 && !proxy_rechecked(c->p, c->held_rev)) {
+		/* a change: answered once it is in force (control_wait()) */
+		if ((c->held = evbuffer_new()) == NULL ||
+		    evbuffer_add_buffer(c->held, body) != 0) {
+			conn_close(c);
+			return;
+		}
+		c->held_status = status;
+		gettimeofday(&c->held_since, NULL);
+		conn_set_state(c, CONN_WAIT);
+		control_wait_arm(c);
+		return;
+	}
+	control_send(c, status, body);
+}
+
+/* The answer on its way, then the close. */
+static void
+control_send(struct conn *c, int status, struct evbuffer *body)
 {
 	struct evbuffer *out = bufferevent_get_output(c->client);
 
@@ -238,6 +315,32 @@ control_answer(struct conn *c, int status, struct evbuffer *body)
 }
 
 static void
+control_json(struct conn *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A small answer, its JSON body made with fmt, with status. */
+static void
+control_json(struct conn *c, int status, const char *fmt, ...)
+{
+	struct evbuffer *body;
+	va_list ap;
+	int r;
+
+	if ((body = evbuffer_new()) == NULL) {
+		conn_close(c);
+		return;
+	}
+	va_start(ap, fmt);
+	r = evbuffer_add_vprintf(body, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		conn_close(c);
+	else
+		control_answer(c, status, body);
+	evbuffer_free(body);
+}
+
+static void
 control_error(struct conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -245,7 +348,6 @@ control_error(struct conn *c, int status, const char *fmt, ...)
 static void
 control_error(struct conn *c, int status, const char *fmt, ...)
 {
-	struct evbuffer *body;
 	char msg[512], quoted[sizeof(msg) * JSONW_ESC_MAX + 3];
 	size_t used = 0;
 	va_list ap;
@@ -254,16 +356,11 @@ control_error(struct conn *c, int status, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	quoted[0] = '\0';
-	if ((body = evbuffer_new()) == NULL ||
-	    jsonw_str(quoted, sizeof(quoted), &used, msg) != 0 ||
-	    evbuffer_add_printf(body, "{\"error\":%s}", quoted) < 0) {
-		if (body != NULL)
-			evbuffer_free(body);
+	if (jsonw_str(quoted, sizeof(quoted), &used, msg) != 0) {
 		conn_close(c);
 		return;
 	}
-	control_answer(c, status, body);
-	evbuffer_free(body);
+	control_json(c, status, "{\"error\":%s}", quoted);
 }
 
 /* ------------------------------------------------------------ the requests */
@@ -302,29 +399,136 @@ control_audit(struct conn *c, const char *event, const struct run_reg *reg,
 		    (unsigned long long)c->id);
 }
 
-/* POST /v1/runs: the body is all there (control_body_ready()). */
-static void
-control_register(struct conn *c, const struct http_head *h)
+int
+control_policy_compile(const char *id, const char *text, struct rules **set,
+    char *why, size_t whylen, void *arg)
 {
-	struct evbuffer *in = bufferevent_get_input(c->client), *body;
+	char name[RUN_ID_MAX + 32], msg[RULES_WHERE_MAX + RULES_ERROR_MAX + 8];
+	struct rules_error err;
+
+	(void)arg;
+	snprintf(name, sizeof(name), "run %s's policy", id);
+	if (rules_load_text(name, text, strlen(text), RULES_LOAD_POLICY, set,
+	    &err) != 0) {
+		snprintf(why, whylen, "%s", rules_error_str(&err, msg,
+		    sizeof(msg)));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A policy's text compiled, and held to the operator's rules in force:
+ * it may only narrow them.  0 and *set (NULL for no text), or -1 answered.
+ */
+static int
+control_policy(struct conn *c, const char *id, const char *text,
+    struct rules **set)
+{
+	char why[1024];
+	struct rules *ceiling;
+	int r;
+
+	*set = NULL;
+	if (text == NULL)
+		return 0;
+	if (control_policy_compile(id, text, set, why, sizeof(why), NULL) !=
+	    0) {
+		control_error(c, 400, "%s", why);
+		return -1;
+	}
+	ceiling = proxy_rules_get(c->p);
+	r = rules_tightens(ceiling, *set, why, sizeof(why));
+	rules_free(ceiling);
+	if (r != 0) {
+		rules_free(*set);
+		*set = NULL;
+		control_error(c, 400, "run %s's policy would widen the "
+		    "operator's rules (it may only narrow them): %s", id, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* The request's body, all there (control_body_ready()); NULL: closed. */
+static const char *
+control_body(struct conn *c, const struct http_head *h)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
 	size_t total = h->len + (size_t)h->content_length;
-	struct run_reg reg;
-	enum runs_added added;
-	char why[256];
 	const char *buf;
 
 	if ((buf = (const char *)evbuffer_pullup(in, (ssize_t)total)) == NULL) {
 		conn_close(c);
+		return NULL;
+	}
+	return buf + h->len;
+}
+
+/* A small answer: {"run":ID, KEY: VALUE} (value JSON already). */
+static void
+control_done(struct conn *c, int status, const char *id, const char *key,
+    const char *value)
+{
+	if (key == NULL)
+		control_json(c, status, "{\"" WIRE_RUN_ID "\":\"%s\"}", id);
+	else
+		control_json(c, status, "{\"" WIRE_RUN_ID "\":\"%s\",\"%s\":%s}",
+		    id, key, value);
+}
+
+/*
+ * The answer to what the runs' functions say of run id besides 0: -1 no
+ * such run, -2 another user's, -3 `what` (its policy, address, end) not
+ * written down, so not made.
+ */
+static void
+control_run_failed(struct conn *c, int r, const char *id, const char *what)
+{
+	switch (r) {
+	case -1:
+		control_error(c, 404, "no run '%s'", id);
+		return;
+	case -2:
+		control_error(c, 403, "run '%s' is another user's: only its "
+		    "owner, root and the proxy's user may see or change it",
+		    id);
+		return;
+	default:
+		error("run %s: %s not made: cannot write the state directory's "
+		    "runs.json", id, what);
+		control_error(c, 500, "run '%s': %s could not be written down, "
+		    "so it was not made (the proxy's log says more)", id, what);
 		return;
 	}
-	if (runs_parse(buf + h->len, (size_t)h->content_length, &reg, why,
+}
+
+/* POST /v1/runs: the body is all there (control_body_ready()). */
+static void
+control_register(struct conn *c, const struct http_head *h)
+{
+	struct run_reg reg;
+	struct rules *set;
+	enum runs_added added;
+	char why[256];
+	const char *body;
+
+	if ((body = control_body(c, h)) == NULL)
+		return;
+	if (runs_parse(body, (size_t)h->content_length, RUNS_BODY_REG, &reg, why,
 	    sizeof(why)) != 0) {
 		control_error(c, 400, "%s", why);
 		return;
 	}
 	reg.uid = c->peer_uid;
-	added = runs_add(c->p->runs, &reg);
-	explicit_bzero(reg.token, sizeof(reg.token));
+	if (control_policy(c, reg.id, reg.policy, &set) != 0) {
+		run_reg_clear(&reg);
+		return;
+	}
+	added = runs_add(c->p->runs, &reg, set);
+	run_reg_clear(&reg);
+	if (added != RUNS_ADDED)
+		rules_free(set);
 	switch (added) {
 	case RUNS_ADDED:
 		break;
@@ -342,6 +546,10 @@ control_register(struct conn *c, const struct http_head *h)
 		control_error(c, 429, "the proxy has %d runs registered, the "
 		    "most it keeps", RUNS_MAX);
 		return;
+	case RUNS_ADDR_TAKEN:
+		control_error(c, 409, "another run has the sandbox address of "
+		    "run '%s' already", reg.id);
+		return;
 	case RUNS_NO_PID:
 		control_error(c, 400, "pid %lld is not a running process: a "
 		    "run is registered by its live launcher", reg.pid);
@@ -355,15 +563,133 @@ control_register(struct conn *c, const struct http_head *h)
 		return;
 	}
 	control_audit(c, "run", &reg, reg.id, 201);
-	info("run %s registered by uid %lu: %s", reg.id,
-	    (unsigned long)reg.uid, reg.command);
-	evbuffer_drain(in, total);
-	if ((body = evbuffer_new()) == NULL) {
-		conn_close(c);
+	info("run %s registered by uid %lu: %s%s", reg.id,
+	    (unsigned long)reg.uid, reg.command, set != NULL ?
+	    " (with a policy of its own)" : "");
+	control_done(c, 201, reg.id, NULL, NULL);
+}
+
+/* PUT /v1/runs/ID/policy: the body is all there. */
+static void
+control_set_policy(struct conn *c, const struct http_head *h, const char *id)
+{
+	struct runs_peer who;
+	struct run_reg chg;
+	struct rules *set;
+	unsigned long long gen = 0;
+	char why[256], num[24];
+	const char *body;
+	int r;
+
+	if ((body = control_body(c, h)) == NULL)
+		return;
+	if (runs_parse(body, (size_t)h->content_length, RUNS_BODY_POLICY, &chg,
+	    why,
+	    sizeof(why)) != 0) {
+		control_error(c, 400, "%s", why);
 		return;
 	}
-	evbuffer_add_printf(body, "{\"" WIRE_RUN_ID "\":\"%s\"}", reg.id);
-	control_answer(c, 201, body);
+	if (control_policy(c, id, chg.policy, &set) != 0) {
+		run_reg_clear(&chg);
+		return;
+	}
+	control_peer(c, &who);
+	r = runs_set_policy(c->p->runs, id, &who,
+	    (unsigned long long)chg.generation, chg.policy, set, &gen);
+	if (r == 0)
+		chg.policy = NULL;	/* the run's now */
+	else
+		rules_free(set);
+	run_reg_clear(&chg);
+	switch (r) {
+	case 0:
+		control_audit(c, "run-policy", NULL, id, 200);
+		info("run %s: policy generation %llu, set by uid %lu", id, gen,
+		    (unsigned long)who.uid);
+		c->held_rev = proxy_recheck(c->p);
+		snprintf(num, sizeof(num), "%llu", gen);
+		control_done(c, 200, id, WIRE_RUN_GENERATION, num);
+		return;
+	case -4:
+		control_error(c, 409, "run '%s' has policy generation %llu, "
+		    "not %lld: it changed meanwhile; read it again and change "
+		    "that", id, gen, chg.generation);
+		return;
+	default:
+		control_run_failed(c, r, id, "the change of its policy");
+		return;
+	}
+}
+
+/* PUT /v1/runs/ID/addr: the body is all there. */
+static void
+control_set_addr(struct conn *c, const struct http_head *h, const char *id)
+{
+	char why[256], text[RULES_ADDR_TEXT_MAX], quoted[RULES_ADDR_TEXT_MAX + 2];
+	struct runs_peer who;
+	struct run_reg body;
+	const char *b;
+	int r;
+
+	if ((b = control_body(c, h)) == NULL)
+		return;
+	if (runs_parse(b, (size_t)h->content_length, RUNS_BODY_ADDR, &body,
+	    why, sizeof(why)) != 0) {
+		control_error(c, 400, "%s", why);
+		return;
+	}
+	control_peer(c, &who);
+	rules_addr_text(&body.addr, text, sizeof(text));
+	switch ((r = runs_set_addr(c->p->runs, id, &who, &body.addr))) {
+	case 0:
+		control_audit(c, "run-addr", NULL, id, 200);
+		info("run %s: its sandbox is %s", id, text);
+		snprintf(quoted, sizeof(quoted), "\"%s\"", text);
+		control_done(c, 200, id, WIRE_RUN_ADDR, quoted);
+		return;
+	case -4:
+		control_error(c, 409, "run '%s' has its sandbox's address "
+		    "already", id);
+		return;
+	case -5:
+		control_error(c, 409, "%s is another run's sandbox's address: "
+		    "pick another", text);
+		return;
+	default:
+		control_run_failed(c, r, id, "its sandbox's address");
+		return;
+	}
+}
+
+/* GET /v1/rules: the operator's rules in force, as JSON, and their
+ * generation. */
+static void
+control_rules(struct conn *c)
+{
+	struct evbuffer *body;
+	unsigned long long gen;
+	char *text;
+	int r;
+
+	pthread_mutex_lock(&c->p->rules_lock);
+	gen = c->p->rules_gen;
+	text = c->p->rules_text != NULL ? strdup(c->p->rules_text) : NULL;
+	pthread_mutex_unlock(&c->p->rules_lock);
+	if (text == NULL || (body = evbuffer_new()) == NULL) {
+		free(text);
+		control_error(c, 500, "out of memory");
+		return;
+	}
+	r = evbuffer_add_printf(body, "{\"" WIRE_RULES_GENERATION "\":%llu,\""
+	    WIRE_RULES_FILE "\":", gen) >= 0 &&
+	    runs_json_str(body, c->p->cfg.rules_path) == 0 &&
+	    evbuffer_add_printf(body, ",\"" WIRE_RULES_TEXT "\":") >= 0 &&
+	    runs_json_str(body, text) == 0 && evbuffer_add(body, "}", 1) == 0;
+	free(text);
+	if (r)
+		control_answer(c, 200, body);
+	else
+		conn_close(c);
 	evbuffer_free(body);
 }
 
@@ -377,68 +703,91 @@ control_run(struct conn *c, const char *method, const char *id)
 
 	control_peer(c, &who);
 	if (strcmp(method, "DELETE") == 0) {
-		if ((r = runs_end(c->p->runs, id, &who)) == 0) {
-			control_audit(c, "run-end", NULL, id, 200);
-			info("run %s ended by uid %lu", id,
-			    (unsigned long)who.uid);
-		} else if (r == -3) {
-			error("run %s not ended: cannot write the state "
-			    "directory's runs.json", id);
-			control_error(c, 500, "run '%s' could not be written "
-			    "down as ended: it stays (the proxy's log says "
-			    "more)", id);
+		if ((r = runs_end(c->p->runs, id, &who)) != 0) {
+			control_run_failed(c, r, id, "its end");
 			return;
 		}
-	} else if ((body = evbuffer_new()) != NULL) {
-		if ((r = runs_json(c->p->runs, id, &who, body)) == 0)
-			control_answer(c, 200, body);
-		evbuffer_free(body);
-		if (r == 0)
-			return;
-	} else
-		r = -3;
-	switch (r) {
-	case 0:
-		if ((body = evbuffer_new()) == NULL) {
-			conn_close(c);
-			return;
-		}
-		evbuffer_add_printf(body, "{\"" WIRE_RUN_ID "\":\"%s\","
-		    "\"ended\":true}", id);
-		control_answer(c, 200, body);
-		evbuffer_free(body);
+		control_audit(c, "run-end", NULL, id, 200);
+		info("run %s ended by uid %lu", id, (unsigned long)who.uid);
+		/* its open connections close before the answer */
+		c->held_rev = proxy_recheck(c->p);
+		control_done(c, 200, id, "ended", "true");
 		return;
-	case -1:
-		control_error(c, 404, "no run '%s'", id);
-		return;
-	case -2:
-		control_error(c, 403, "run '%s' is another user's: only its "
-		    "owner, root and the proxy's user may see or end it", id);
-		return;
-	default:
+	}
+	if ((body = evbuffer_new()) == NULL) {
 		conn_close(c);
 		return;
 	}
+	if ((r = runs_json(c->p->runs, id, &who, body)) == 0)
+		control_answer(c, 200, body);
+	else if (r == -3)
+		conn_close(c);		/* out of memory */
+	else
+		control_run_failed(c, r, id, "");
+	evbuffer_free(body);
+}
+
+/* What is under /v1/runs/RUN: the run itself, or one of these. */
+static const char *const control_parts[] = {
+	"", WIRE_RUN_POLICY_PATH, WIRE_RUN_ADDR_PATH,
+};
+enum control_part { PART_RUN, PART_POLICY, PART_ADDR };
+
+/*
+ * The target's /v1/runs/RUN[PART]: 0 with the id and its part, or -1 when
+ * it is not one of them.
+ */
+static int
+control_target(const char *t, size_t tlen, char *id, enum control_part *part)
+{
+	const size_t rlen = sizeof(WIRE_RUNS_PATH) - 1;
+	size_t i, plen, idlen;
+
+	if (tlen <= rlen + 1 || memcmp(t, WIRE_RUNS_PATH, rlen) != 0 ||
+	    t[rlen] != '/')
+		return -1;
+	t += rlen + 1;
+	tlen -= rlen + 1;
+	for (i = sizeof(control_parts) / sizeof(control_parts[0]); i-- > 0;) {
+		plen = strlen(control_parts[i]);
+		if (tlen > plen &&
+		    memcmp(t + tlen - plen, control_parts[i], plen) == 0)
+			break;
+	}
+	idlen = tlen - strlen(control_parts[i]);
+	if (!runs_id_valid(t, idlen))
+		return -1;
+	memcpy(id, t, idlen);
+	id[idlen] = '\0';
+	*part = (enum control_part)i;
+	return 0;
 }
 
 /*
  * Whether the body is all there; 0 to wait for more, or when it was
- * refused.  Only POST /v1/runs has one.
+ * refused.  Only POST /v1/runs and PUT /v1/runs/RUN/PART have one.
  */
 static int
 control_body_ready(struct conn *c, const struct http_head *h, size_t avail)
 {
-	if (strcmp(h->method, "POST") != 0)
-		return 1;
+	enum control_part part;
+	char id[RUN_ID_MAX];
+
+	if (!(strcmp(h->method, "POST") == 0 && h->target_len ==
+	    sizeof(WIRE_RUNS_PATH) - 1 && memcmp(h->target, WIRE_RUNS_PATH,
+	    h->target_len) == 0) && !(strcmp(h->method, "PUT") == 0 &&
+	    control_target(h->target, h->target_len, id, &part) == 0 &&
+	    part != PART_RUN))
+		return 1;	/* no body: refused or answered by its route */
 	if (h->chunked || h->content_length < 0) {
-		control_error(c, 411, "a run registration needs a "
-		    "Content-Length");
+		control_error(c, 411, "a %s needs a Content-Length", h->method);
 		return 0;
 	}
 	if (h->content_length > RUNS_BODY_MAX ||
 	    h->len + (size_t)h->content_length > c->p->cfg.head_max) {
-		control_error(c, 413, "the run registration is larger than %d "
-		    "bytes", RUNS_BODY_MAX);
+		control_error(c, 413, "the body is larger than %zu bytes",
+		    c->p->cfg.head_max - h->len < RUNS_BODY_MAX ?
+		    c->p->cfg.head_max - h->len : (size_t)RUNS_BODY_MAX);
 		return 0;
 	}
 	return avail >= h->len + (size_t)h->content_length;
@@ -455,10 +804,10 @@ control_claims(const struct http_head *h)
 static void
 control_request(struct conn *c, const struct http_head *h, size_t avail)
 {
-	static const char runs[] = WIRE_RUNS_PATH;
-	const size_t rlen = sizeof(runs) - 1;
+	const char *m = h->method, *t = h->target;
+	size_t tlen = h->target_len;
+	enum control_part part;
 	char id[RUN_ID_MAX];
-	const char *m = h->method;
 
 	conn_req_begin(c, &conn_way_control, "control");
 	if (c->peer_uid == (uid_t)-1) {
@@ -468,7 +817,17 @@ control_request(struct conn *c, const struct http_head *h, size_t avail)
 	}
 	if (!control_body_ready(c, h, avail))
 		return;
-	if (h->target_len == rlen && memcmp(h->target, runs, rlen) == 0) {
+	if (tlen == sizeof(WIRE_RULES_PATH) - 1 &&
+	    memcmp(t, WIRE_RULES_PATH, tlen) == 0) {
+		if (strcmp(m, "GET") == 0)
+			control_rules(c);
+		else
+			control_error(c, 405, "%s " WIRE_RULES_PATH ": only GET",
+			    m);
+		return;
+	}
+	if (tlen == sizeof(WIRE_RUNS_PATH) - 1 &&
+	    memcmp(t, WIRE_RUNS_PATH, tlen) == 0) {
 		if (strcmp(m, "POST") == 0)
 			control_register(c, h);
 		else if (strcmp(m, "GET") == 0)
@@ -478,25 +837,28 @@ control_request(struct conn *c, const struct http_head *h, size_t avail)
 			    "and POST", m);
 		return;
 	}
-	if (h->target_len > rlen + 1 && memcmp(h->target, runs, rlen) == 0 &&
-	    h->target[rlen] == '/') {
-		if (!runs_id_valid(h->target + rlen + 1,
-		    h->target_len - rlen - 1)) {
-			control_error(c, 404, "not a run id: 1 to %d letters, "
-			    "digits, '-', '_' or '.'", RUN_ID_MAX - 1);
-			return;
-		}
-		memcpy(id, h->target + rlen + 1, h->target_len - rlen - 1);
-		id[h->target_len - rlen - 1] = '\0';
-		if (strcmp(m, "GET") == 0 || strcmp(m, "DELETE") == 0)
-			control_run(c, m, id);
-		else
-			control_error(c, 405, "%s " WIRE_RUNS_PATH "/%s: only GET "
-			    "and DELETE", m, id);
+	if (control_target(t, tlen, id, &part) != 0) {
+		control_error(c, 404, "the control API serves " WIRE_RUNS_PATH
+		    ", " WIRE_RUNS_PATH "/RUN (RUN: 1 to %d letters, digits, "
+		    "'-', '_' or '.'), " WIRE_RUNS_PATH "/RUN"
+		    WIRE_RUN_POLICY_PATH ", " WIRE_RUNS_PATH "/RUN"
+		    WIRE_RUN_ADDR_PATH " and " WIRE_RULES_PATH
+		    " (intutic-proxy(8))", RUN_ID_MAX - 1);
 		return;
 	}
-	control_error(c, 404, "the control API serves " WIRE_RUNS_PATH " and "
-	    WIRE_RUNS_PATH "/RUN (intutic-proxy(8))");
+	if (part == PART_RUN && (strcmp(m, "GET") == 0 ||
+	    strcmp(m, "DELETE") == 0))
+		control_run(c, m, id);
+	else if (part == PART_RUN)
+		control_error(c, 405, "%s " WIRE_RUNS_PATH "/%s: only GET and "
+		    "DELETE", m, id);
+	else if (strcmp(m, "PUT") != 0)
+		control_error(c, 405, "%s " WIRE_RUNS_PATH "/%s%s: only PUT", m,
+		    id, control_parts[part]);
+	else if (part == PART_POLICY)
+		control_set_policy(c, h, id);
+	else
+		control_set_addr(c, h, id);
 }
 
 const struct conn_way conn_way_control = {

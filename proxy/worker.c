@@ -520,6 +520,29 @@ worker_stop_accepting(struct worker *w)
 	w->nlisteners = 0;
 }
 
+/*
+ * The rules or a run's policy changed (proxy_recheck()): each open
+ * connection is decided again, and the revision asked is done.
+ */
+static void
+worker_recheck_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	uint64_t rev = __atomic_load_n(&w->p->recheck_rev, __ATOMIC_ACQUIRE);
+
+	(void)fd;
+	(void)what;
+	conn_recheck_all(w);
+	__atomic_store_n(&w->recheck_done, rev, __ATOMIC_RELEASE);
+}
+
+void
+worker_recheck(struct worker *w)
+{
+	if (w->recheck_ev != NULL)
+		event_active(w->recheck_ev, EV_READ, 0);
+}
+
 static void
 worker_stop_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -571,6 +594,9 @@ worker_free(struct worker *w)
 		event_free(w->stop_ev);
 	if (w->resume_ev != NULL)
 		event_free(w->resume_ev);
+	if (w->recheck_ev != NULL)
+		event_free(w->recheck_ev);
+	w->recheck_ev = NULL;
 	reserve_release(w);
 	event_base_free(w->base);
 	w->base = NULL;
@@ -658,7 +684,8 @@ worker_start(struct proxy *p, struct worker *w)
 		return -1;
 	w->stop_ev = event_new(w->base, -1, 0, worker_stop_cb, w);
 	w->resume_ev = evtimer_new(w->base, worker_resume_cb, w);
-	if (w->stop_ev == NULL || w->resume_ev == NULL)
+	w->recheck_ev = event_new(w->base, -1, 0, worker_recheck_cb, w);
+	if (w->stop_ev == NULL || w->resume_ev == NULL || w->recheck_ev == NULL)
 		return -1;
 	for (i = 0; i < p->nlistens; i++) {
 		if (worker_add_listener(w, p->listens[i].fds[w->id],

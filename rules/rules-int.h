@@ -61,6 +61,7 @@ struct rules {
 
 	struct rules_entry	*entries;
 	size_t			 nentries;
+	size_t			 nallow;	/* of them allow entries */
 	size_t			 entries_cap;
 
 	struct rules_provider	*providers;

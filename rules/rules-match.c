@@ -578,7 +578,10 @@ rules_compile(struct rules *r)
 	size_t i, nnames = 0, ncidrs = 0;
 	struct rules_entry *e;
 
+	r->nallow = 0;
 	for (i = 0; i < r->nentries; i++) {
+		if (!r->entries[i].deny)
+			r->nallow++;
 		if (r->entries[i].match == RULES_MATCH_CIDR)
 			ncidrs++;
 		else

@@ -26,6 +26,14 @@ rules_pick_addr(const struct rules *r, const struct rules_addr *addrs,
     const unsigned char *skip, size_t n, uint16_t port,
     struct rules_pick *out)
 {
+	rules_pick_addr_within(r, NULL, addrs, skip, n, port, out);
+}
+
+void
+rules_pick_addr_within(const struct rules *r, const struct rules *policy,
+    const struct rules_addr *addrs, const unsigned char *skip, size_t n,
+    uint16_t port, struct rules_pick *out)
+{
 	struct rules_decision *d;
 	size_t i, k = 0;
 	int pass, family;
@@ -50,7 +58,7 @@ rules_pick_addr(const struct rules *r, const struct rules_addr *addrs,
 			if (out->picked != n)
 				continue;	/* UNCHECKED: never dialled */
 			d = &out->check[i];
-			rules_check_addr(r, &addrs[i], port, d);
+			rules_check_addr_within(r, policy, &addrs[i], port, d);
 			if (d->verdict == RULES_ALLOW) {
 				out->state[i] = RULES_PICK_PICKED;
 				out->picked = i;

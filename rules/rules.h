@@ -303,6 +303,31 @@ void	 rules_decide(const struct rules *r, const struct rules_host *host,
 void	 rules_check_addr(const struct rules *r, const struct rules_addr *a,
 	    uint16_t port, struct rules_decision *d);
 
+/*
+ * Decides (host, port) for a run: under the operator's rules `ceiling`
+ * narrowed by the run's own set `policy` (NULL: the ceiling alone).  What
+ * the ceiling does not allow is its decision.  Else a deny entry of
+ * `policy` denies, naming that entry; else, when `policy` has allow
+ * entries, one of them must allow the name and port (not-allowlisted or
+ * port-not-allowed otherwise, from `policy`); else the ceiling's
+ * allowance stands.  A policy can thus only narrow: nothing the ceiling
+ * refuses is ever allowed.
+ */
+void	 rules_decide_within(const struct rules *ceiling,
+	    const struct rules *policy, const struct rules_host *host,
+	    uint16_t port, struct rules_decision *d);
+
+/*
+ * rules_check_addr() for a run: the ceiling's check, then a deny block of
+ * `policy` (NULL: none) covering the address denies.
+ */
+void	 rules_check_addr_within(const struct rules *ceiling,
+	    const struct rules *policy, const struct rules_addr *a,
+	    uint16_t port, struct rules_decision *d);
+
+/* 1 when the set has an allow entry. */
+int	 rules_has_allow(const struct rules *r);
+
 /* The stable text of a reason: "not-allowlisted", "denied", ... */
 const char	*rules_reason_str(enum rules_reason reason);
 
@@ -414,6 +439,13 @@ struct rules_pick {
  * Never fails; `out` is always filled.  Only reads `r`.
  */
 void	 rules_pick_addr(const struct rules *r, const struct rules_addr *addrs,
+	    const unsigned char *skip, size_t n, uint16_t port,
+	    struct rules_pick *out);
+
+/* rules_pick_addr() for a run: each address checked with
+ * rules_check_addr_within(r, policy, ...). */
+void	 rules_pick_addr_within(const struct rules *r,
+	    const struct rules *policy, const struct rules_addr *addrs,
 	    const unsigned char *skip, size_t n, uint16_t port,
 	    struct rules_pick *out);
 

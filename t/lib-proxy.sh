@@ -955,6 +955,131 @@ proxy_serves () {
 	test_cmp alive.expect alive.out
 }
 
+# drive NAME MODE TARGET: a connection driven by t/helpers/drive.py in
+# ./NAME/ (with DRIVE_AUTH, as a run's); waits for it to be ready
+# (NAME/ready; DRIVE_WAIT_SECONDS, 10 by default, for each wait here).
+# Its PID is NAME_PID (upper case); it is stopped at the end of the script.
+drive () {
+	rm -rf "$1" && mkdir "$1" || return 1
+	python3 "$top_srcdir/t/helpers/drive.py" "$2" "$PROXY_PORT" "$3" "$1" >"$1/log" 2>&1 &
+	drive_pid_=$!
+	eval "$(test_var_name_ "$1")_PID=\$drive_pid_"
+	test_atexit "test_stop_pid_ $drive_pid_" &&
+	test_wait_for_file "$1/ready" "${DRIVE_WAIT_SECONDS:-10}"
+}
+
+# tunnel_open NAME TARGET: a tunnel, driven.
+tunnel_open () {
+	drive "$1" tunnel "$2"
+}
+
+# drive_send NAME N: NAME/send.N.tmp becomes message N; wait for its answer.
+drive_send () {
+	mv "$1/send.$2.tmp" "$1/send.$2" &&
+	test_wait_for_file "$1/recv.$2" "${DRIVE_WAIT_SECONDS:-10}"
+}
+
+# tunnel_echo NAME N TEXT: send TEXT through the tunnel NAME as message N;
+# its echo must come back.
+tunnel_echo () {
+	printf "%s" "$3" >"$1/send.$2.tmp" &&
+	drive_send "$1" "$2" &&
+	printf "%s" "$3" >"$1/expect.$2" &&
+	test_cmp "$1/expect.$2" "$1/recv.$2"
+}
+
+# ka_get NAME N HOST:PORT: GET / from HOST:PORT on the keep-alive connection
+# NAME as request N; the answer (status line, body) in NAME/recv.N.
+ka_get () {
+	printf "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n" "$3" "$3" >"$1/send.$2.tmp" &&
+	drive_send "$1" "$2"
+}
+
+# --- nginx: a real, lenient origin ------------------------------------------
+# The prerequisite NGINX when it is installed (Debian's, from the package
+# list); start_nginx (NGINX_START_SECONDS, 10 by default, to listen).
+
+NGINX=$(command -v nginx 2>/dev/null) ||
+	{ test -x /usr/sbin/nginx && NGINX=/usr/sbin/nginx; } ||
+	NGINX=
+test -n "$NGINX" && test_set_prereq NGINX
+
+# nginx_listens: both ports of nginx take a connection (2: nginx is gone).
+nginx_listens () {
+	test_own_alive_ "$NGINX_PID" || return 2
+	python3 - "$NGINX_PORT" "$NGINX_BACK_PORT" <<\PY
+import socket, sys
+for p in sys.argv[1:]:
+    try:
+        socket.create_connection(("127.0.0.1", int(p)), timeout=1).close()
+    except OSError:
+        sys.exit(1)
+PY
+}
+
+# start_nginx: nginx in the foreground of a background process of this
+# shell (stopped by PID at the end), everything it writes under nginx/: the
+# front server on NGINX_PORT logs each request to NGINX_LOG (request line,
+# host, Host header, status, body) and hands it to a back server on
+# NGINX_BACK_PORT that answers 200 "ok".  The front reads the whole body
+# (proxy_pass, buffered): a chunked body is decoded by nginx's own parser,
+# and whatever it takes for the end of the body, the next bytes are the
+# next request on a keep-alive connection.
+start_nginx () {
+	NGINX_DIR=$TRASH_DIRECTORY/nginx
+	NGINX_LOG=$NGINX_DIR/access.log
+	mkdir -p "$NGINX_DIR" || return 1
+	NGINX_PORT=$(free_port) &&
+	NGINX_BACK_PORT=$(free_port) || return 1
+	if test "$NGINX_PORT" = "$NGINX_BACK_PORT"; then
+		NGINX_BACK_PORT=$(free_port) || return 1
+	fi
+	# As root (the machine's, or a user namespace's), nginx would hand
+	# its temporary directories to nobody: no such user in a user
+	# namespace.  It keeps them, and runs as who runs it.
+	NGINX_USER=
+	test "$(id -u)" != 0 || NGINX_USER="user $(id -un) $(id -gn);"
+	cat >"$NGINX_DIR/nginx.conf" <<EOF || return 1
+$NGINX_USER
+daemon off;
+master_process off;
+worker_processes 1;
+pid $NGINX_DIR/nginx.pid;
+error_log $NGINX_DIR/error.log info;
+events { worker_connections 256; }
+http {
+	log_format adversarial 'nginx: \$request host=\$host hosthdr=\$http_host status=\$status body=\$request_body';
+	access_log $NGINX_LOG adversarial;
+	client_body_temp_path $NGINX_DIR/body;
+	proxy_temp_path $NGINX_DIR/proxy;
+	fastcgi_temp_path $NGINX_DIR/fastcgi;
+	uwsgi_temp_path $NGINX_DIR/uwsgi;
+	scgi_temp_path $NGINX_DIR/scgi;
+	client_body_buffer_size 64k;
+	client_body_in_single_buffer on;
+	keepalive_timeout 30s;
+	server {
+		listen 127.0.0.1:$NGINX_PORT;
+		location / { proxy_pass http://127.0.0.1:$NGINX_BACK_PORT; }
+	}
+	server {
+		listen 127.0.0.1:$NGINX_BACK_PORT;
+		access_log off;
+		location / { return 200 "ok\n"; }
+	}
+}
+EOF
+	: >"$NGINX_LOG" || return 1
+	"$NGINX" -p "$NGINX_DIR/" -e "$NGINX_DIR/error.log" \
+		-c "$NGINX_DIR/nginx.conf" </dev/null >>"$NGINX_DIR/stderr.log" 2>&1 &
+	NGINX_PID=$!
+	test_atexit "test_stop_child_ $NGINX_PID" || return 1
+	wait_until "${NGINX_START_SECONDS:-10}" nginx_listens && return 0
+	echo "nginx did not start; its logs:" >&2
+	cat "$NGINX_DIR/stderr.log" "$NGINX_DIR/error.log" >&2
+	return 1
+}
+
 # client_py ARGS...: t/helpers/client.py (dns, tcp, ws).
 client_py () {
 	python3 "$test_helpers_/client.py" "$@"

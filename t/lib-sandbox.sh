@@ -290,14 +290,32 @@ sandbox_setup () {
 # sandbox_proxy_env [ADDR:PORT]: the environment the launcher gives the
 # container for the proxy (default $SANDBOX_GATEWAY:$PROXY_PORT): the
 # egress table that lets out only the proxy (sandbox_ruleset), HTTP_PROXY,
-# HTTPS_PROXY (both cases) and NO_PROXY, exported.
+# HTTPS_PROXY (both cases) and NO_PROXY, exported.  The proxy takes from a
+# sandbox only a run's requests: with a proxy of the test's started, the
+# run SANDBOX_RUN (this shell its launcher) is registered there, and the
+# proxy URL carries its credentials, as the launcher's does.
+SANDBOX_RUN=run-sandbox-test
+SANDBOX_RUN_TOKEN=5a4db0c50000000000000000000000000000000000000000
 sandbox_proxy_env () {
 	test_sandbox_proxy_=${1:-$SANDBOX_GATEWAY:${PROXY_PORT:-}}
 	case $test_sandbox_proxy_ in
 	*:)	echo "sandbox_proxy_env: no proxy was started" >&2; return 1 ;;
 	esac
 	sandbox_ruleset || return 1
-	HTTP_PROXY=http://$test_sandbox_proxy_
+	if test -n "${CONTROL_SOCKET:-}"; then
+		printf '{"run":"%s","token":"%s","command":"sandbox-test","pid":%d}' \
+			"$SANDBOX_RUN" "$SANDBOX_RUN_TOKEN" $$ >"$TRASH_DIRECTORY/sandbox-run.json" &&
+		test_sandbox_code_=$(control_curl /v1/runs -o /dev/null -w "%{http_code}" \
+			--data-binary @"$TRASH_DIRECTORY/sandbox-run.json") || return 1
+		case $test_sandbox_code_ in
+		201|409) ;;
+		*)	echo "sandbox_proxy_env: the proxy did not register $SANDBOX_RUN: $test_sandbox_code_" >&2
+			return 1 ;;
+		esac
+		HTTP_PROXY=http://$SANDBOX_RUN:$SANDBOX_RUN_TOKEN@$test_sandbox_proxy_
+	else
+		HTTP_PROXY=http://$test_sandbox_proxy_
+	fi
 	HTTPS_PROXY=$HTTP_PROXY
 	http_proxy=$HTTP_PROXY
 	https_proxy=$HTTP_PROXY

@@ -10,141 +10,6 @@ GRACE_MS=5000		# the first proxy's --grace
 HEAD_TIMEOUT_MS=30000	# and --head-timeout: keep-alive connections wait
 SHORT_GRACE_MS=1000	# the second proxy's
 
-# A client connection kept open and driven from the test.  MODE tunnel:
-# CONNECT TARGET through the proxy; then, for each file DIR/send.N that
-# appears (N = 1, 2, ...), send its bytes and write as many bytes as came
-# back to DIR/recv.N.  MODE http: no CONNECT; each DIR/send.N is a request,
-# and DIR/recv.N gets the answer's status line and its (Content-Length)
-# body.  The proxy's answer to the CONNECT (http: "connected") goes to
-# DIR/ready; when the proxy closes the connection, the time goes to
-# DIR/eof; the file DIR/quit makes it close and exit.
-cat >drive.py <<\EOF
-import os, select, socket, sys, time
-LIFETIME = 60
-READ_SECONDS = 5
-mode, proxy, target, d = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-
-def put(name, data):
-    tmp = os.path.join(d, name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.rename(tmp, os.path.join(d, name))
-
-s = socket.create_connection(("127.0.0.1", proxy), timeout=READ_SECONDS)
-buf = b""
-
-def fill():
-    global buf
-    x = s.recv(65536)
-    if not x:
-        raise EOFError("closed")
-    buf += x
-
-def http_answer():
-    """One response: its status line and Content-Length body."""
-    global buf
-    while b"\r\n\r\n" not in buf:
-        fill()
-    head, _, buf = buf.partition(b"\r\n\r\n")
-    n = 0
-    for line in head.split(b"\r\n")[1:]:
-        k, _, v = line.partition(b":")
-        if k.strip().lower() == b"content-length":
-            n = int(v)
-    while len(buf) < n:
-        fill()
-    body, buf = buf[:n], buf[n:]
-    return head.split(b"\r\n")[0] + b"\n" + body
-
-if mode == "tunnel":
-    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
-    try:
-        while b"\r\n\r\n" not in buf:
-            fill()
-    except (OSError, EOFError):
-        put("ready", b"closed\n")
-        sys.exit(1)
-    head, _, buf = buf.partition(b"\r\n\r\n")
-    put("ready", head.split(b"\r\n")[0] + b"\n")
-    if not head.startswith(b"HTTP/1.1 200"):
-        sys.exit(1)
-else:
-    put("ready", b"connected\n")
-n = 1
-end = time.time() + LIFETIME
-while time.time() < end:
-    if os.path.exists(os.path.join(d, "quit")):
-        s.close()
-        sys.exit(0)
-    p = os.path.join(d, "send.%d" % n)
-    if os.path.exists(p):
-        data = open(p, "rb").read()
-        try:
-            s.sendall(data)
-            if mode == "http":
-                out = http_answer()
-            else:
-                while len(buf) < len(data):
-                    fill()
-                out, buf = buf[:len(data)], buf[len(data):]
-        except (OSError, EOFError) as e:
-            out = buf + ("[%s]" % e).encode()
-            buf = b""
-        put("recv.%d" % n, out)
-        n += 1
-        continue
-    r, _, _ = select.select([s], [], [], 0.05)
-    if r:
-        try:
-            x = s.recv(65536)
-        except OSError:
-            x = b""
-        if not x:
-            put("eof", b"%.3f\n" % time.time())
-            sys.exit(0)
-        buf += x
-sys.exit("drive.py: lifetime over")
-EOF
-
-# drive NAME MODE TARGET: a connection driven by drive.py in ./NAME/; waits
-# for it to be ready (NAME/ready).  Its PID is NAME_PID (upper case); it is
-# stopped at the end of the script.
-drive () {
-	rm -rf "$1" && mkdir "$1" || return 1
-	python3 drive.py "$2" "$PROXY_PORT" "$3" "$1" >"$1/log" 2>&1 &
-	drive_pid_=$!
-	eval "$(test_var_name_ "$1")_PID=\$drive_pid_"
-	test_atexit "test_stop_pid_ $drive_pid_" &&
-	test_wait_for_file "$1/ready" "$WAIT_SECONDS"
-}
-
-# tunnel_open NAME TARGET: a tunnel, driven.
-tunnel_open () {
-	drive "$1" tunnel "$2"
-}
-
-# drive_send NAME N: NAME/send.N.tmp becomes message N; wait for its answer.
-drive_send () {
-	mv "$1/send.$2.tmp" "$1/send.$2" &&
-	test_wait_for_file "$1/recv.$2" "$WAIT_SECONDS"
-}
-
-# tunnel_echo NAME N TEXT: send TEXT through the tunnel NAME as message N;
-# its echo must come back.
-tunnel_echo () {
-	printf "%s" "$3" >"$1/send.$2.tmp" &&
-	drive_send "$1" "$2" &&
-	printf "%s" "$3" >"$1/expect.$2" &&
-	test_cmp "$1/expect.$2" "$1/recv.$2"
-}
-
-# ka_get NAME N HOST:PORT: GET / from HOST:PORT on the keep-alive connection
-# NAME as request N; the answer (status line, body) in NAME/recv.N.
-ka_get () {
-	printf "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n" "$3" "$3" >"$1/send.$2.tmp" &&
-	drive_send "$1" "$2"
-}
-
 # make_rules TEMPLATE: t/data/rules/proxy-http/TEMPLATE with this script's
 # ports, as rules.yaml (written whole, then renamed into place).
 make_rules () {
@@ -197,13 +62,14 @@ if bad or extra:
     sys.exit("not closed exactly once: %s; closed, never decided: %s" % (bad, extra))
 EOF
 
-test_expect_success 'setup: two origins, an echo server, names, rules, the proxy' '
+test_expect_success 'setup: two origins, an echo server, names, rules, a proxy with --no-revoke' '
 	start_origin a.test &&
 	start_origin b.test &&
 	start_echo &&
 	write_hosts hosts a.test=127.0.0.1 b.test=127.0.0.1 echo.test=127.0.0.1 &&
 	make_rules reload-before.yaml &&
-	start_proxy rules.yaml --grace $GRACE_MS --head-timeout $HEAD_TIMEOUT_MS &&
+	start_proxy rules.yaml --grace $GRACE_MS --head-timeout $HEAD_TIMEOUT_MS \
+		--no-revoke &&
 	A=http://a.test:$A_TEST_PORT &&
 	B=http://b.test:$B_TEST_PORT &&
 	test "$(code "$A/")" = 200 &&
@@ -241,20 +107,21 @@ test_expect_success 'SIGHUP with a good file: b.test newly allowed, a.test and e
 	test_grep "^HTTP/1.1 403 " t1b/ready
 '
 
-test_expect_success 'the tunnel opened before the reload is not dropped and still carries bytes' '
+test_expect_success '--no-revoke: the tunnel opened before the reload is not dropped and still carries bytes' '
 	tunnel_echo t1 2 "two, after the reload" &&
 	test_path_is_missing t1/eof &&
 	test "$(proxy_metric intutic_tunnels_active)" = 1
 '
 
-test_expect_success 'the keep-alive connection from before the reload keeps its rules: a.test still allowed there' '
+test_expect_success '--no-revoke: the keep-alive connection from before the reload keeps its rules: a.test still allowed there' '
 	ka_get k1 2 "a.test:$A_TEST_PORT" &&
 	printf "HTTP/1.1 200 OK\nhello from a.test:%s\n" "$A_TEST_PORT" >expect &&
 	test_cmp expect k1/recv.2 &&
 	ka_get k1 3 "b.test:$B_TEST_PORT" &&
 	head -n 1 k1/recv.3 >status &&
 	echo "HTTP/1.1 403 Forbidden" >expect &&
-	test_cmp expect status
+	test_cmp expect status &&
+	test "$(audit_count audit.jsonl event=revoke)" = 0
 '
 
 test_expect_success 'SIGHUP with a file that does not load: refused, counted, logged with file:line:col' '
@@ -354,6 +221,66 @@ test_expect_success 'no record lost: every connection decided has its close reco
 	test_cmp expect n &&
 	audit_count audit.jsonl event=close status=200 host=b.test "duration_ms>=1500" >n &&
 	test_cmp expect n
+'
+
+# --- revocation (the default) -----------------------------------------------------------------
+
+# A proxy without --no-revoke: a reload decides every open connection again.
+# The new rules deny a.test and echo.test (line 3): the tunnel to echo.test
+# and the keep-alive connection to a.test are revoked; the tunnel to
+# 127.0.0.1 (allowed by a block in both) is not.
+test_expect_success 'a proxy that revokes: two tunnels and a keep-alive connection open' '
+	mkdir p3 &&
+	cp hosts resolv.conf p3/ &&
+	cd p3 &&
+	cat >rules.yaml <<-EOF &&
+	version: 1
+	ports: [$A_TEST_PORT]
+	allow:
+	  - a.test
+	  - "echo.test:$ECHO_PORT"
+	  - "127.0.0.0/8:$A_TEST_PORT,$ECHO_PORT"
+	EOF
+	sed "s/^allow:/deny: [a.test, echo.test]\nallow:/" rules.yaml >rules.after &&
+	start_proxy rules.yaml --head-timeout $HEAD_TIMEOUT_MS &&
+	tunnel_open r1 "echo.test:$ECHO_PORT" &&
+	tunnel_echo r1 1 "to be revoked" &&
+	tunnel_open r2 "127.0.0.1:$ECHO_PORT" &&
+	tunnel_echo r2 1 "to stay" &&
+	drive k3 http - &&
+	ka_get k3 1 "a.test:$A_TEST_PORT" &&
+	test_grep "^HTTP/1.1 200 OK\$" k3/recv.1 &&
+	cd ..
+'
+
+test_expect_success 'SIGHUP: within 1 s the denied tunnel and keep-alive connection close, each with its revoke record' '
+	cd p3 &&
+	cp rules.after rules.yaml.tmp &&
+	mv rules.yaml.tmp rules.yaml &&
+	HUP_AT=$(now) &&
+	reload_proxy &&
+	test_wait_for_file r1/eof 2 &&
+	test_wait_for_file k3/eof 2 &&
+	awk -v a="$HUP_AT" -v b="$(cat r1/eof)" -v c="$(cat k3/eof)" \
+		"BEGIN { exit !(b - a < 1 && c - a < 1) }" &&
+	audit_count audit.jsonl event=revoke host=echo.test proto=connect \
+		reason=denied "rule=rules.yaml:3" >n &&
+	echo 1 >expect &&
+	test_cmp expect n &&
+	audit_count audit.jsonl event=revoke host=a.test proto=http \
+		reason=denied "rule=rules.yaml:3" >n &&
+	test_cmp expect n &&
+	test "$(proxy_metric intutic_revocations_total)" = 2 &&
+	cd ..
+'
+
+test_expect_success 'the tunnel the new rules still allow stays open and carries bytes' '
+	cd p3 &&
+	test_path_is_missing r2/eof &&
+	tunnel_echo r2 2 "still here after the reload" &&
+	: >r2/quit &&
+	stop_proxy &&
+	cd ..
 '
 
 # --- the grace period ends ---------------------------------------------------------------------

@@ -390,7 +390,7 @@ test_expect_success 'malformed control requests: 400, 404, 405, 411, 413 with th
 		test_cmp expect code &&
 		test_grep "^\{\"error\":\"" body || return 1
 	done &&
-	head -c 5000 /dev/zero | tr "\0" x >reg &&
+	head -c 60000 /dev/zero | tr "\0" x >reg &&
 	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg >code &&
 	echo 413 >expect &&
 	test_cmp expect code &&
