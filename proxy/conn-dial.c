@@ -379,10 +379,11 @@ conn_credentials(struct conn *c, const struct http_header *a)
 
 /*
  * The run a request belongs to.  First the kernel's word: a connection
- * from a sandbox's address (not loopback) is that sandbox's run's,
+ * from a sandbox's address (conn_peer(): not from this host itself) is
+ * that sandbox's run's,
  * whatever it sends.  Then its credentials (conn_credentials()), which
  * must name that same run when there is one.  No run: a request from
- * loopback goes on as no run's, unless --require-run; one from anywhere
+ * this host goes on as no run's, unless --require-run; one from anywhere
  * else is refused (407, the challenge, after which clients that wait for
  * one, git among them, send what their proxy URL holds).  Credentials of
  * no registered run, or of another run than the sandbox's: 407, denied
@@ -402,8 +403,8 @@ conn_identify(struct conn *c, const struct http_head *h)
 		run = runs_by_addr(c->p->runs, &c->peer);
 	if (a == NULL && run == NULL && c->sandboxed) {
 		snprintf(detail, sizeof(detail), "a connection from %s (not "
-		    "loopback: a sandbox's) must be a run's: start the command "
-		    "with `intutic exec`, which registers its run",
+		    "from this host itself: a sandbox's) must be a run's: start "
+		    "the command with `intutic exec`, which registers its run",
 		    rules_addr_text(&c->peer, peer, sizeof(peer)));
 		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, detail);
 		return -1;

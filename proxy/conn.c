@@ -766,13 +766,18 @@ conn_read_now(struct conn *c)
 }
 
 /*
- * The data port's peer, as an address: one that is not loopback reached
- * the proxy from outside the host's own processes (a container on its
- * bridge, a microVM on its tap), and must belong to a run.
+ * The data port's peer, as an address.  One that is neither loopback nor
+ * the address the connection came to (which a process of this host
+ * connecting to one of the host's addresses sends from) comes from
+ * outside the host's own processes: a container on its bridge, a microVM
+ * on its tap, another host.  It must belong to a run.
  */
 static void
-conn_peer(struct conn *c, const struct sockaddr *sa)
+conn_peer(struct conn *c, int fd, const struct sockaddr *sa)
 {
+	struct sockaddr_storage here;
+	socklen_t len = sizeof(here);
+
 	memset(&c->peer, 0, sizeof(c->peer));
 	if (sa->sa_family == AF_INET) {
 		c->peer.family = AF_INET;
@@ -782,8 +787,25 @@ conn_peer(struct conn *c, const struct sockaddr *sa)
 		c->peer.v6 = ((const struct sockaddr_in6 *)sa)->sin6_addr;
 	} else
 		return;
-	c->sandboxed = strcmp(rules_addr_class(&c->peer, NULL),
-	    "loopback") != 0;
+	if (strcmp(rules_addr_class(&c->peer, NULL), "loopback") == 0)
+		return;
+	/* Not known to be local: a sandbox's, unless it came to itself. */
+	c->sandboxed = 1;
+	if (getsockname(fd, (struct sockaddr *)&here, &len) == 0 &&
+	    here.ss_family == sa->sa_family)
+		c->sandboxed = sa->sa_family == AF_INET ?
+		    ((struct sockaddr_in *)&here)->sin_addr.s_addr !=
+		    c->peer.v4.s_addr :
+		    memcmp(&((struct sockaddr_in6 *)&here)->sin6_addr,
+		    &c->peer.v6, sizeof(c->peer.v6)) != 0;
+	/* An IPv4 peer of an IPv6 socket is its IPv4 address, as runs say. */
+	if (c->peer.family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&c->peer.v6)) {
+		struct in_addr v4;	/* v4 and v6 share their memory */
+
+		memcpy(&v4, &c->peer.v6.s6_addr[12], 4);
+		c->peer.v4 = v4;
+		c->peer.family = AF_INET;
+	}
 }
 
 void
@@ -821,7 +843,7 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len,
 		    (long)c->peer_uid, (long)c->peer_pid);
 	} else {
 		conn_sockaddr_text(sa, c->client_text, sizeof(c->client_text), 1);
-		conn_peer(c, sa);
+		conn_peer(c, fd, sa);
 	}
 	/*
 	 * Non-blocking (accept4 SOCK_NONBLOCK) and TCP_NODELAY (from the

@@ -408,8 +408,16 @@ sandbox_addr(const char *s, struct rules_addr *a)
 {
 	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
 
-	if (rules_addr_parse(s, a) != RULES_OK ||
-	    strcmp(rules_addr_class(a, NULL), "loopback") == 0 ||
+	if (rules_addr_parse(s, a) != RULES_OK)
+		return -1;
+	if (a->family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&a->v6)) {
+		struct in_addr v4;	/* as a peer is; v4 and v6 share */
+
+		memcpy(&v4, &a->v6.s6_addr[12], 4);
+		a->v4 = v4;
+		a->family = AF_INET;
+	}
+	if (strcmp(rules_addr_class(a, NULL), "loopback") == 0 ||
 	    (a->family == AF_INET && a->v4.s_addr == INADDR_ANY) ||
 	    (a->family == AF_INET6 && memcmp(&a->v6, &any6, 16) == 0)) {
 		memset(a, 0, sizeof(*a));

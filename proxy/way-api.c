@@ -2,8 +2,8 @@
  * way-api.c — the proxy's own API, in origin-form on the data port:
  * GET /healthz and GET /metrics.  Answered by the proxy itself, then the
  * connection closes.  Runs are registered on the control socket
- * (way-control.c), which an agent cannot reach: here /v1/runs is refused
- * with a pointer there.
+ * (way-control.c), which an agent cannot reach: here /v1/ and what is
+ * under it is refused with a pointer there.
  */
 #include "config.h"
 
@@ -21,15 +21,12 @@
 #include "proxy.h"
 #include "wire.h"
 
-/* /v1/runs or under it: the control API's, not the data port's. */
+/* /v1 or under it (/v1/runs, /v1/rules): the control API's. */
 static int
 is_control_request(const struct http_head *h)
 {
-	const size_t n = sizeof(WIRE_RUNS_PATH) - 1;
-
-	return h->target_len >= n &&
-	    memcmp(h->target, WIRE_RUNS_PATH, n) == 0 &&
-	    (h->target_len == n || h->target[n] == '/');
+	return h->target_len >= 3 && memcmp(h->target, "/v1", 3) == 0 &&
+	    (h->target_len == 3 || h->target[3] == '/');
 }
 
 /* Origin-form requests to the proxy itself: /healthz and /metrics. */
@@ -40,9 +37,9 @@ conn_serve_local(struct conn *c, const struct http_head *h)
 	char msg[sizeof(c->p->control_path) + 160];
 
 	if (is_control_request(h)) {
-		snprintf(msg, sizeof(msg), "runs are registered and changed on "
-		    "the proxy's control socket, %s, not on its data port "
-		    "(intutic-proxy(8), CONTROL API)", c->p->control_path[0] ?
+		snprintf(msg, sizeof(msg), "runs are registered and changed, "
+		    "and the rules read, on the proxy's control socket, %s, "
+		    "not on its data port (intutic-proxy(8), CONTROL API)", c->p->control_path[0] ?
 		    c->p->control_path : "DIR/" WIRE_CONTROL_SOCKET);
 		conn_fail(c, 404, CONN_REASON_BAD_REQUEST, msg);
 		return;

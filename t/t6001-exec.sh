@@ -227,10 +227,10 @@ test_expect_success 'credentials of no registered run: 407, denied as proxy-auth
 	! grep -F 0123456789abcdef0123456789abcdef "$AUDIT_FILE" "$PROXY_LOG"
 '
 
-test_expect_success 'the data port registers no run: /v1/runs answers 404 naming the control socket' '
+test_expect_success 'the data port registers no run: /v1/runs and /v1/rules answer 404 naming the control socket' '
 	tok=0123456789abcdef0123456789abcdef &&
 	printf "{\"run\":\"run-data\",\"token\":\"%s\",\"command\":\"c\"}" "$tok" >reg &&
-	for path in /v1/runs /v1/runs/run-data; do
+	for path in /v1/runs /v1/runs/run-data /v1/runs/run-data/policy /v1/rules; do
 		curl -sS --noproxy "*" -o body -w "%{http_code}\n" --data-binary @reg \
 			"$PROXY_URL$path" >code &&
 		echo 404 >expect &&

@@ -241,8 +241,10 @@ test_expect_success 'live: two tunnels of a run and one of another run to echo.t
 
 test_expect_success 'live: a change denying echo.test to run-free closes its tunnel there within 1 s, with a revoke record; the others stay' '
 	audit_mark &&
+	python3 doc.py put 1 "{\"version\": 1, \"deny\": [\"echo.test\"]}" >put.json &&
 	T0=$(date +%s.%N) &&
-	set_policy run-free 1 "{\"version\": 1, \"deny\": [\"echo.test\"]}" &&
+	control_curl /v1/runs/run-free/policy -X PUT -o body -w "%{http_code}\n" \
+		--data-binary @put.json >code &&
 	T1=$(date +%s.%N) &&
 	expect_code 200 &&
 	test "$(python3 doc.py get body generation)" = 2 &&
@@ -324,10 +326,11 @@ allow:
 
 # --- identity by address -------------------------------------------------------
 # A sandbox reaches the proxy from an address of its own (a container on
-# its bridge, a microVM on its tap).  Here the loopback interface of the
+# its bridge, a microVM on its tap), not from the address it connects to
+# (as a process of the host does).  Here the loopback interface of the
 # test's namespace holds three more addresses, none in 127.0.0.0/8: the
 # proxy listens on SBX_GW as well, and a client that binds SBX_A (curl
-# --interface) comes from there, as a sandbox would.
+# --interface) comes from there to SBX_GW, as a sandbox would.
 SBX_GW=10.231.0.1
 SBX_A=10.231.0.2
 SBX_B=10.231.0.3
@@ -354,7 +357,7 @@ test_expect_success 'identity: a request from a sandbox address that is no run'"
 	from $SBX_A -D head -o body -w "%{http_code}\n" "$A" >code &&
 	expect_code 407 &&
 	test_grep -i "^Proxy-Authenticate: Basic" head &&
-	test_grep "a connection from $SBX_A .not loopback" body &&
+	test_grep "a connection from $SBX_A .not from this host itself" body &&
 	audit_since 1 &&
 	audit_expect 1 event=decision reason=proxy-auth decision=deny &&
 	server_since allowed.test &&

@@ -124,6 +124,42 @@ test_expect_success 'in the guest: the origin through the proxy, 403 for a denie
 	audit_expect 2 event=decision run="$run" client~"^10[.]213[.]"
 '
 
+# What the agent tries against the control API from inside the guest: a
+# forged registration, a change and an end of its own run, and the rules,
+# on the proxy's port (the only one of the host it reaches); then any
+# control socket in sight.  Each status on a line.
+cat >forge.sh <<\EOF
+gw=$(ip route show default | cut -d" " -f3)
+for path in /v1/runs "/v1/runs/$INTUTIC_RUN" "/v1/runs/$INTUTIC_RUN/policy"; do
+	curl -sS --noproxy "*" --max-time 30 -o /dev/null -w "%{http_code}\n" \
+		-H "Content-Type: application/json" --data "$FORGED" \
+		"http://$gw:$PORT$path"
+done
+curl -sS --noproxy "*" --max-time 30 -o /dev/null -w "%{http_code}\n" \
+	-X DELETE "http://$gw:$PORT/v1/runs/$INTUTIC_RUN"
+curl -sS --noproxy "*" --max-time 30 -o /dev/null -w "%{http_code}\n" \
+	"http://$gw:$PORT/v1/rules"
+find / -xdev -name control.sock 2>/dev/null | sed "s/^/FOUND /"
+echo "run=$INTUTIC_RUN"
+EOF
+
+test_expect_success 'in the guest: no control API: a forged registration, a change or end of its run, the rules: 404 each; no socket in sight' '
+	FORGED="{\"run\":\"run-forged\",\"token\":\"0123456789abcdef0123456789abcdef\",\"command\":\"x\"}" &&
+	PORT=$PROXY_PORT FORGE=$(cat forge.sh) &&
+	export FORGED PORT FORGE &&
+	vmx -e FORGED -e PORT -e FORGE -- sh -c "eval \"\$FORGE\"" &&
+	test "$rc" = 0 &&
+	printf "%s\n" 404 404 404 404 404 >expect &&
+	grep -E "^[0-9]{3}\$" out >codes &&
+	test_cmp expect codes &&
+	test_grep -v "^FOUND" out &&
+	run=$(sed -n "s/^run=//p" out) &&
+	case $run in run-[0-9a-f]*) ;; *) false ;; esac &&
+	control_curl /v1/runs >list &&
+	test_grep -v "run-forged" list &&
+	test_grep -v "\"$run\"" list
+'
+
 test_expect_success 'after the run: no tap, no table, no hypervisor, no overlay or run directory left' '
 	test -z "$(vm_leftovers)"
 '
