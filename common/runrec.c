@@ -106,6 +106,18 @@ run_policy_text(struct yread *p, char **out)
 	return 0;
 }
 
+/* The current event is of `type`: 0, else "found ...: expected WHAT". */
+static int
+run_is(struct yread *p, yaml_event_type_t type, const char *what)
+{
+	char q[YREAD_QUOTE_BUF];
+
+	if (p->ev.type == type)
+		return 0;
+	return yread_fail(p, &p->ev.start_mark, "found %s: expected %s",
+	    yread_describe(p, q, sizeof(q)), what);
+}
+
 /* One denial: its object, from its start event (current) to its end. */
 static int
 run_denial(struct yread *p, struct runrec_denial *d)
@@ -113,12 +125,11 @@ run_denial(struct yread *p, struct runrec_denial *d)
 	static const char *const keys[] = { WIRE_DENIAL_TIME,
 	    WIRE_DENIAL_HOST, WIRE_DENIAL_PORT, WIRE_DENIAL_REASON,
 	    WIRE_DENIAL_RULE };
-	char other[YREAD_QUOTE_BUF], q[YREAD_QUOTE_BUF];
+	char other[YREAD_QUOTE_BUF];
 	int k, ret;
 
-	if (p->ev.type != YAML_MAPPING_START_EVENT)
-		return yread_fail(p, &p->ev.start_mark, "found %s: expected a "
-		    "denial (an object)", yread_describe(p, q, sizeof(q)));
+	if (run_is(p, YAML_MAPPING_START_EVENT, "a denial (an object)") != 0)
+		return -1;
 	for (;;) {
 		if (yread_next(p) != 0)
 			return -1;
@@ -153,16 +164,17 @@ run_denial(struct yread *p, struct runrec_denial *d)
 	}
 }
 
-/* "last_denials": an array of them, the first RUNREC_DENIALS_MAX kept. */
+/*
+ * "last_denials": an array of them, from its start event (current) to its
+ * end; the first RUNREC_DENIALS_MAX kept.
+ */
 static int
 run_denials(struct yread *p, struct runrec *r)
 {
 	struct runrec_denial spare;
-	char q[YREAD_QUOTE_BUF];
 
-	if (p->ev.type != YAML_SEQUENCE_START_EVENT)
-		return yread_fail(p, &p->ev.start_mark, "found %s: expected an "
-		    "array of denials", yread_describe(p, q, sizeof(q)));
+	if (run_is(p, YAML_SEQUENCE_START_EVENT, "an array of denials") != 0)
+		return -1;
 	if ((r->denied = calloc(RUNREC_DENIALS_MAX, sizeof(*r->denied))) ==
 	    NULL)
 		return yread_fail(p, NULL, "out of memory");
