@@ -64,6 +64,18 @@ jsonw_str(char *buf, size_t len, size_t *used, const char *s)
 	return -1;
 }
 
+int
+jsonw_raw(char *buf, size_t len, size_t *used, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*used + n >= len)
+		return -1;
+	memcpy(buf + *used, s, n + 1);
+	*used += n;
+	return 0;
+}
+
 void
 jsonw_fstr(FILE *fp, const char *s)
 {

@@ -23,6 +23,12 @@ size_t	 jsonw_escape(unsigned char c, char out[JSONW_ESC_MAX]);
  */
 int	 jsonw_str(char *buf, size_t len, size_t *used, const char *s);
 
+/*
+ * Appends s as it is (JSON already: punctuation, a number) to
+ * buf[0..*used), as jsonw_str() does: 0, or -1 when it does not fit.
+ */
+int	 jsonw_raw(char *buf, size_t len, size_t *used, const char *s);
+
 /* Writes s, quoted (or null), to fp. */
 void	 jsonw_fstr(FILE *fp, const char *s);
 

@@ -38,6 +38,10 @@
 #define WIRE_RUN_PID		"pid"
 #define WIRE_RUN_POLICY		"policy"	/* a rule document, as text */
 #define WIRE_RUN_ADDR		"addr"		/* its sandbox's address */
+/* What the policy is named as, in messages and as its entries' file:
+ * an entry of it decides as "run RUN's policy:LINE" (a printf format of
+ * the run's id). */
+#define WIRE_RUN_POLICY_NAME	"run %s's policy"
 /* PUT /v1/runs/RUN/policy: "policy", and the generation it replaces. */
 #define WIRE_RUN_GENERATION	"generation"
 /* ... and what the control API says of a run besides (GET /v1/runs). */
@@ -58,7 +62,9 @@
 #define WIRE_RUN_MAC		"mac"
 #define WIRE_RUNS_LIST		"runs"		/* GET /v1/runs: the array */
 
-/* DIR/control.sock: the proxy's control API (intutic-proxy(8)). */
+/* DIR/control.sock: the proxy's control API (intutic-proxy(8)).  An error
+ * is {"error": MESSAGE} with its status. */
+#define WIRE_CONTROL_ERROR	"error"
 #define WIRE_CONTROL_SOCKET	"control.sock"
 #define WIRE_RUNS_PATH		"/v1/runs"
 #define WIRE_RUN_POLICY_PATH	"/policy"	/* after /v1/runs/RUN */

@@ -422,6 +422,22 @@ yread_key(struct yread *p, const char *const *names, int n, char *other,
 	return n;
 }
 
+int
+yread_pair(struct yread *p, const char *const *names, int n, char *other,
+    size_t otherlen)
+{
+	int k;
+
+	if (yread_next(p) != 0)
+		return -1;
+	if (p->ev.type == YAML_MAPPING_END_EVENT)
+		return YREAD_END;
+	if ((k = yread_key(p, names, n, other, otherlen)) < 0 ||
+	    yread_next(p) != 0)
+		return -1;
+	return k;
+}
+
 /* The current event as a string value: JSON wants it in double quotes. */
 int
 yread_string(struct yread *p, const char *key, const char *what)

@@ -115,6 +115,18 @@ int	 yread_skip(struct yread *p);
 int	 yread_key(struct yread *p, const char *const *names, int n,
 	    char *other, size_t otherlen);
 
+/* What yread_pair() returns at the end of the mapping. */
+#define YREAD_END		(-2)
+
+/*
+ * The next pair of the mapping being read (the current event its start,
+ * or the end of the value before): the key as yread_key() tells it, with
+ * the value's first event current; YREAD_END when the mapping ends there
+ * (its end event current); -1 on an error.
+ */
+int	 yread_pair(struct yread *p, const char *const *names, int n,
+	    char *other, size_t otherlen);
+
 /* The current event is a string (in JSON, double-quoted) without NUL. */
 int	 yread_string(struct yread *p, const char *key, const char *what);
 

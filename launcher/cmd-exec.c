@@ -2,9 +2,12 @@
  * cmd-exec.c — intutic exec: run a command (an agent) under the proxy.
  *
  * The checks come first and any of them refuses the run before anything
- * is started: the proxy answers; the project's .intutic.yaml only
- * tightens; the workspace's enforcement level and the profile allow this
- * kind of run; the proxy registered the run.  Then a backend runs the
+ * is started: the proxy answers, and says what the operator's rules are
+ * (GET /v1/rules); the project's .intutic.yaml and the --allow entries
+ * only tighten them; the workspace's enforcement level and the profile
+ * allow this kind of run; the proxy registered the run, with its policy
+ * (policy.h: the project's entries and --allow, --deny ones), which it
+ * applies to this run only.  Then a backend runs the
  * command: the host (exec() in place), an OCI container
  * (sandbox/oci.c) or a microVM under qemu or firecracker
  * (sandbox/microvm.c).  A backend that was asked for and is not there
@@ -31,6 +34,7 @@
 #include "intutic.h"
 #include "locate.h"
 #include "log.h"
+#include "policy.h"
 #include "project.h"
 #include "rules.h"
 #include "settings.h"
@@ -39,6 +43,8 @@
 #define EXEC_NOT_FOUND		127
 #define EXEC_NOT_EXECUTABLE	126
 #define EXEC_NO_PROXY		"localhost,127.0.0.1,::1"
+/* Bytes of a registration besides its strings: keys, punctuation, pid. */
+#define EXEC_REG_FRAME		256
 
 static int	cmd_exec_exec(int, char **);
 
@@ -48,6 +54,7 @@ const struct cmd_entry cmd_exec_entry = {
 	.help =
 	    "usage: intutic exec [--sandbox[=oci|firecracker|qemu]] [-e|--env NAME]...\n"
 	    "                    [--allow-env NAME]... [--profile dev|prod]\n"
+	    "                    [--allow ENTRY]... [--deny ENTRY]...\n"
 	    "                    [--proxy URL] [--state-dir DIR]\n"
 	    "                    [--sandbox-runtime docker|podman] [--sandbox-image IMAGE]\n"
 	    "                    [--sandbox-allow CIDR[:PORT]]...\n"
@@ -58,9 +65,12 @@ const struct cmd_entry cmd_exec_entry = {
 	    "\n"
 	    "Runs COMMAND with the intutic proxy as its way out.  Refuses\n"
 	    "to run it (exit 125) when the proxy does not answer.  Checks the\n"
-	    "project's .intutic.yaml (it may only tighten the operator's rules),\n"
-	    "the workspace's enforcement level, and registers the run with the\n"
-	    "proxy, whose audit records then carry the run id.  On the host,\n"
+	    "project's .intutic.yaml and the --allow entries (they may only\n"
+	    "tighten the operator's rules, which the proxy says it holds), the\n"
+	    "workspace's enforcement level, and registers the run with the\n"
+	    "proxy, with its policy: the project file's entries and those of\n"
+	    "--allow and --deny, which the proxy applies to this run only.  Its\n"
+	    "audit records then carry the run id.  On the host,\n"
 	    "COMMAND replaces intutic (same pid) with HTTP_PROXY, HTTPS_PROXY,\n"
 	    "ALL_PROXY (both cases), NO_PROXY, NODE_USE_ENV_PROXY, INTUTIC_RUN\n"
 	    "and INTUTIC_PROXY_URL set, and nothing else of this environment\n"
@@ -92,14 +102,23 @@ const struct cmd_entry cmd_exec_entry = {
 	    "                    or interpreter (LD_*, BASH_ENV, NODE_OPTIONS...).\n"
 	    "--profile dev|prod  dev (default, or INTUTIC_PROFILE): warn when a\n"
 	    "                    control cannot be delivered; prod: refuse.\n"
+	    "--allow ENTRY       An allow entry of the run's own (the rule\n"
+	    "                    language): with one, the run reaches only what\n"
+	    "                    its allow entries allow, within the operator's\n"
+	    "                    rules, which it may not widen.\n"
+	    "--deny ENTRY        A deny entry of the run's own.  Each of --allow\n"
+	    "                    and --deny at most 64 times.\n"
 	    "--proxy URL         The proxy, http://HOST:PORT (default:\n"
 	    "                    INTUTIC_PROXY_URL, the state file, 127.0.0.1:8877).\n"
 	    "--state-dir DIR     Where intutic start wrote its state file.\n"
 	    "\n"
 	    "Exit status: COMMAND's own (128+N when signal N ended it); 2 usage\n"
-	    "or configuration error; 125 the command could not be run (proxy\n"
-	    "down, refused by the enforcement level or the profile, no such\n"
-	    "sandbox); 126 COMMAND is not executable; 127 COMMAND not found.\n",
+	    "or configuration error (a project file or --allow that would widen\n"
+	    "the operator's rules, an ENTRY that is not one); 125 the command\n"
+	    "could not be run (proxy down, its rules or control socket not\n"
+	    "known, refused by the enforcement level, the profile or the proxy,\n"
+	    "no such sandbox); 126 COMMAND is not executable; 127 COMMAND not\n"
+	    "found.\n",
 	.exec = cmd_exec_exec,
 };
 
@@ -360,35 +379,33 @@ hex_random(char *out, size_t nbytes)
 	return 0;
 }
 
-/* Appends text to buf[0..*used): 0, or 1 when it does not fit. */
-static int
-exec_add(char *buf, size_t len, size_t *used, const char *text)
+/*
+ * The proxy's control socket (DIR/control.sock, from its state file; for
+ * --proxy or INTUTIC_PROXY_URL, that of the state file of a proxy on the
+ * same port): its path, or NULL and why.
+ */
+static const char *
+exec_socket(const struct exec_run *run, char *err, size_t errlen)
 {
-	size_t n = strlen(text);
-
-	if (*used + n >= len)
-		return 1;
-	memcpy(buf + *used, text, n + 1);
-	*used += n;
-	return 0;
+	if (run->loc->control[0] != '\0')
+		return run->loc->control;
+	snprintf(err, errlen, "its control socket is not known: no state file "
+	    "of a proxy on port %u (give --state-dir, the directory the proxy "
+	    "was started with)", run->loc->port);
+	return NULL;
 }
 
-/*
- * A request to the proxy's control socket (DIR/control.sock, from its
- * state file): 0 with the status, or -1 and why.
- */
+/* A request to the proxy's control socket: 0 with the status, or -1 and why. */
 static int
 exec_control(const struct exec_run *run, const char *method, const char *path,
     const char *body, long *status, char *err, size_t errlen)
 {
-	if (run->loc->control[0] == '\0') {
-		snprintf(err, errlen, "its control socket is not known: no state "
-		    "file of a proxy on port %u (give --state-dir, the "
-		    "directory the proxy was started with)", run->loc->port);
+	const char *sock;
+
+	if ((sock = exec_socket(run, err, errlen)) == NULL)
 		return -1;
-	}
-	return control_request(run->loc->control, method, path, body, status,
-	    NULL, err, errlen);
+	return control_request(sock, method, path, body, status, NULL, err,
+	    errlen);
 }
 
 /* The run ends: the proxy forgets it (a failure is only said). */
@@ -404,41 +421,53 @@ exec_unregister(const struct exec_run *run)
 		warn_msg("the proxy did not end run %s: %s", run->id, err);
 }
 
-/* POST /v1/runs: the proxy learns the run; 0, or -1 and why. */
+/*
+ * POST /v1/runs: the proxy learns the run, with its policy (a rule
+ * document's text; NULL: none); 0, or -1 and why (the proxy's refusal
+ * with its status).
+ */
 static int
-exec_register(const struct exec_run *run, char *err, size_t errlen)
+exec_register(const struct exec_run *run, const char *policy, char *err,
+    size_t errlen)
 {
-	char body[RULES_PATH_MAX + 1024];
 	const char *slash = strrchr(run->o->argv[0], '/');
-	char pid[24];
-	size_t used;
+	const char *cmd = slash != NULL ? slash + 1 : run->o->argv[0];
+	char pid[24], *body;
+	size_t len, used = 0;
 	long status;
 	int r = -1;
 
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-	used = 0;
-	body[0] = '\0';
-	if (exec_add(body, sizeof(body), &used, "{\"" WIRE_RUN_ID "\":") ||
-	    jsonw_str(body, sizeof(body), &used, run->id) != 0 ||
-	    exec_add(body, sizeof(body), &used, ",\"" WIRE_RUN_TOKEN "\":") ||
-	    jsonw_str(body, sizeof(body), &used, run->token) != 0 ||
-	    exec_add(body, sizeof(body), &used, ",\"" WIRE_RUN_COMMAND "\":") ||
-	    jsonw_str(body, sizeof(body), &used, slash != NULL ? slash + 1 :
-	    run->o->argv[0]) != 0 ||
-	    exec_add(body, sizeof(body), &used, ",\"" WIRE_RUN_PROJECT "\":") ||
-	    jsonw_str(body, sizeof(body), &used, run->project[0] != '\0' ?
-	    run->project : NULL) != 0 ||
-	    exec_add(body, sizeof(body), &used, ",\"" WIRE_RUN_PID "\":") ||
-	    exec_add(body, sizeof(body), &used, pid) ||
-	    exec_add(body, sizeof(body), &used, "}")) {
-		snprintf(err, errlen, "the run's registration is too long (its "
-		    "command or project path)");
+	/* each string escaped at most JSONW_ESC_MAX times as long */
+	len = EXEC_REG_FRAME + JSONW_ESC_MAX * (strlen(run->id) +
+	    strlen(run->token) + strlen(cmd) + strlen(run->project) +
+	    (policy != NULL ? strlen(policy) : 0));
+	if ((body = malloc(len)) == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (exec_control(run, "POST", WIRE_RUNS_PATH, body, &status, err,
+	body[0] = '\0';
+	if (jsonw_raw(body, len, &used, "{\"" WIRE_RUN_ID "\":") != 0 ||
+	    jsonw_str(body, len, &used, run->id) != 0 ||
+	    jsonw_raw(body, len, &used, ",\"" WIRE_RUN_TOKEN "\":") != 0 ||
+	    jsonw_str(body, len, &used, run->token) != 0 ||
+	    jsonw_raw(body, len, &used, ",\"" WIRE_RUN_COMMAND "\":") != 0 ||
+	    jsonw_str(body, len, &used, cmd) != 0 ||
+	    jsonw_raw(body, len, &used, ",\"" WIRE_RUN_PROJECT "\":") != 0 ||
+	    jsonw_str(body, len, &used, run->project[0] != '\0' ?
+	    run->project : NULL) != 0 ||
+	    jsonw_raw(body, len, &used, ",\"" WIRE_RUN_PID "\":") != 0 ||
+	    jsonw_raw(body, len, &used, pid) != 0 ||
+	    jsonw_raw(body, len, &used, ",\"" WIRE_RUN_POLICY "\":") != 0 ||
+	    jsonw_str(body, len, &used, policy) != 0 ||
+	    jsonw_raw(body, len, &used, "}") != 0)
+		snprintf(err, errlen, "the run's registration does not fit "
+		    "(cannot be)");
+	else if (exec_control(run, "POST", WIRE_RUNS_PATH, body, &status, err,
 	    errlen) == 0 && status == 201)
 		r = 0;
-	explicit_bzero(body, sizeof(body));
+	explicit_bzero(body, len);
+	free(body);
 	return r;
 }
 
@@ -534,6 +563,46 @@ exec_check_sandbox(const struct exec_opts *o)
 	return 0;
 }
 
+/*
+ * --allow ENTRY or --deny ENTRY at argv[*i]: 1 taken, 0 not one, -1 a
+ * usage error.  An ENTRY must be an entry of the rule language; whether an
+ * --allow one stays within the operator's rules is known once they are
+ * read (exec_narrow()).
+ */
+static int
+exec_parse_policy(int argc, char **argv, int *i, struct exec_opts *o)
+{
+	static const char *const names[2] = {
+		[POLICY_ALLOW] = "allow",
+		[POLICY_DENY] = "deny",
+	};
+	char why[POLICY_WHY_MAX];
+	const char *v;
+	int k, taken;
+
+	for (k = 0; k < 2; k++) {
+		if ((taken = cmd_option(&cmd_exec_entry, argc, argv, i,
+		    names[k], "ENTRY", &v)) <= 0) {
+			if (taken < 0)
+				return -1;
+			continue;
+		}
+		if (o->npolicy[k] >= EXEC_POLICY_MAX) {
+			cmd_usage_error(&cmd_exec_entry, "exec: more than %d "
+			    "--%s entries", EXEC_POLICY_MAX, names[k]);
+			return -1;
+		}
+		if (policy_entry_check(NULL, NULL, k, v, why, sizeof(why)) !=
+		    0) {
+			error("--%s '%s': %s", names[k], v, why);
+			return -1;
+		}
+		o->policy[k][o->npolicy[k]++] = v;
+		return 1;
+	}
+	return 0;
+}
+
 static int
 exec_parse(int argc, char **argv, struct exec_opts *o)
 {
@@ -603,6 +672,10 @@ exec_parse(int argc, char **argv, struct exec_opts *o)
 			return EXIT_USAGE;
 		if (k == 1)
 			continue;
+		if ((k = exec_parse_policy(argc, argv, &i, o)) < 0)
+			return EXIT_USAGE;
+		if (k == 1)
+			continue;
 		if ((k = cmd_option(&cmd_exec_entry, argc, argv, &i, "profile",
 		    "PROFILE", &v)) < 0)
 			return EXIT_USAGE;
@@ -646,22 +719,105 @@ exec_parse(int argc, char **argv, struct exec_opts *o)
 	return 0;
 }
 
-/* The operator's rules: those of the running proxy, else intutic start's. */
+/*
+ * The operator's rules, as the running proxy holds them (GET /v1/rules on
+ * its control socket), whatever its rule file holds now: the ceiling of
+ * the run's policy, and the providers whose keys the command gets.  NULL
+ * and why.
+ */
 static struct rules *
-exec_rules(const struct proxy_loc *loc, char *err, size_t errlen)
+exec_rules(const struct exec_run *run, char *err, size_t errlen)
 {
-	char buf[PATH_MAX], msg[RULES_ERROR_MAX + RULES_PATH_MAX + 64];
-	struct rules_error rerr;
 	struct rules *r;
-	const char *path = loc->have_state ? loc->st.rules :
-	    config_rules_path(NULL, buf, sizeof(buf));
+	const char *sock;
+	long status;
 
-	if (rules_load(path, &r, &rerr) != 0) {
-		snprintf(err, errlen, "%s", rules_error_str(&rerr, msg,
-		    sizeof(msg)));
+	if ((sock = exec_socket(run, err, errlen)) == NULL ||
+	    policy_ceiling(sock, &r, &status, err, errlen) != 0)
 		return NULL;
-	}
 	return r;
+}
+
+/*
+ * The run's policy, as the text its registration carries (*policy; NULL
+ * for none, without a project file and --allow or --deny): its ports are
+ * the project file's (else those of the operator's rules), its entries
+ * the project file's, which must load and only tighten the operator's
+ * rules, then those of --allow and --deny, an --allow one within the
+ * operator's rules.  Sets run->project.  0, or the exit status of a
+ * refusal (said).
+ */
+static int
+exec_narrow(struct exec_run *run, char **policy)
+{
+	const struct exec_opts *o = run->o;
+	struct rules *project = NULL;
+	struct policy_doc *d = NULL;
+	char err[2048];
+	size_t i, len;
+	int k, r;
+
+	*policy = NULL;
+	if ((r = project_find(run->project, sizeof(run->project), err,
+	    sizeof(err))) < 0) {
+		error("%s", err);
+		return EXIT_USAGE;
+	}
+	if (r == 1 && project_check(run->project, run->rules, &project, err,
+	    sizeof(err)) != 0) {
+		error("%s: refused (a project file may "
+		    "only tighten the operator's rules): %s", run->project,
+		    err);
+		return EXIT_USAGE;
+	}
+	if (project == NULL && o->npolicy[POLICY_ALLOW] == 0 &&
+	    o->npolicy[POLICY_DENY] == 0)
+		return 0;
+	r = EXIT_USAGE;
+	if ((d = policy_doc_new(project != NULL ? project : run->rules)) ==
+	    NULL || (project != NULL && policy_doc_add_set(d, project) != 0))
+		goto fail;
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < o->npolicy[k]; i++) {
+			if (policy_entry_check(run->rules, d, k,
+			    o->policy[k][i], err, sizeof(err)) != 0) {
+				error("--%s '%s': %s", k == POLICY_DENY ?
+				    "deny" : "allow", o->policy[k][i], err);
+				goto out;
+			}
+			if (policy_doc_add(d, k, o->policy[k][i]) < 0)
+				goto fail;
+		}
+	if (policy_doc_text(d, policy, &len) == 0) {
+		r = 0;
+		goto out;
+	}
+ fail:
+	if (errno == E2BIG || errno == EFBIG)
+		error("the run's policy would be larger than the proxy takes "
+		    "(%d entries of a kind, %d bytes): give fewer entries in %s "
+		    "and --allow, --deny", POLICY_ENTRIES_MAX, POLICY_TEXT_MAX,
+		    project != NULL ? run->project : "the project file");
+	else {
+		error("out of memory");
+		r = EXIT_CANNOT_RUN;
+	}
+ out:
+	policy_doc_free(d);
+	rules_free(project);
+	return r;
+}
+
+/* --sandbox-dry-run: the policy the registration would carry. */
+static void
+exec_print_policy(const char *policy)
+{
+	if (policy == NULL)
+		printf("# the run's policy: none (the operator's rules as they "
+		    "are); the registration would carry null\n");
+	else
+		printf("# the run's policy, which the registration would "
+		    "carry:\n%s", policy);
 }
 
 /*
@@ -694,7 +850,7 @@ exec_firewall(void)
  * of a refusal (said on stderr).
  */
 static int
-exec_policy(const struct exec_opts *o)
+exec_enforcement(const struct exec_opts *o)
 {
 	struct settings s;
 	char err[1024];
@@ -744,7 +900,7 @@ cmd_exec_exec(int argc, char **argv)
 	struct proxy_loc loc;
 	struct exec_run run;
 	const struct exec_backend *b = &exec_backends[0];
-	char err[2048];
+	char err[2048], *policy = NULL;
 	struct rules *rules = NULL;
 	size_t i;
 	int r;
@@ -774,8 +930,9 @@ cmd_exec_exec(int argc, char **argv)
 	memset(&run, 0, sizeof(run));
 	run.o = &o;
 	run.loc = &loc;
-	if ((rules = exec_rules(&loc, err, sizeof(err))) == NULL) {
-		error("the operator's rules: %s", err);
+	if ((rules = exec_rules(&run, err, sizeof(err))) == NULL) {
+		error("cannot read the operator's rules from the proxy at %s: "
+		    "%s", loc.url, err);
 		return EXIT_CANNOT_RUN;
 	}
 	run.rules = rules;
@@ -789,29 +946,18 @@ cmd_exec_exec(int argc, char **argv)
 		r = EXIT_CANNOT_RUN;
 		goto out;
 	}
+	if ((r = exec_narrow(&run, &policy)) != 0)
+		goto out;
 	if (o.dry_run) {
 		/* what would be made, and nothing registered or made */
+		exec_print_policy(policy);
 		r = b->run(&run);
 		goto out;
 	}
-	if ((r = project_find(run.project, sizeof(run.project), err,
-	    sizeof(err))) < 0) {
-		error("%s", err);
-		r = EXIT_USAGE;
-		goto out;
-	}
-	if (r == 1 && project_check(run.project, rules, err,
-	    sizeof(err)) != 0) {
-		error("%s: refused (a project file may "
-		    "only tighten the operator's rules): %s", run.project,
-		    err);
-		r = EXIT_USAGE;
-		goto out;
-	}
-	if ((r = exec_policy(&o)) != 0)
+	if ((r = exec_enforcement(&o)) != 0)
 		goto out;
 
-	if (exec_register(&run, err, sizeof(err)) != 0) {
+	if (exec_register(&run, policy, err, sizeof(err)) != 0) {
 		error("the proxy at %s did not take "
 		    "the run: %s", loc.url, err);
 		r = EXIT_CANNOT_RUN;
@@ -822,6 +968,7 @@ cmd_exec_exec(int argc, char **argv)
 	exec_unregister(&run);
  out:
 	explicit_bzero(run.token, sizeof(run.token));
+	free(policy);
 	rules_free(rules);
 	return r;
 }

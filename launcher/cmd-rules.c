@@ -1,15 +1,24 @@
 /*
- * cmd-rules.c — `intutic rules check` and `intutic rules test`.
+ * cmd-rules.c — `intutic rules check` and `intutic rules test`.  test
+ * decides with the functions the proxy decides with: a rule file's rules,
+ * or (--run) the operator's rules the proxy holds and a run's policy, read
+ * on its control socket (policy.h).
  */
 #include "config.h"
 
 #include <sys/socket.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "rules.h"
+#include "control.h"
 #include "intutic.h"
+#include "locate.h"
+#include "log.h"
+#include "policy.h"
+#include "rules.h"
+#include "runrec.h"
 
 static int	cmd_rules_exec(int, char **);
 
@@ -19,6 +28,8 @@ const struct cmd_entry cmd_rules_entry = {
 	.help =
 	    "usage: intutic rules check [FILE...]\n"
 	    "       intutic rules test FILE HOST[:PORT] [ADDRESS...]\n"
+	    "       intutic rules test --run RUN [--state-dir DIR] HOST[:PORT]\n"
+	    "                          [ADDRESS...]\n"
 	    "\n"
 	    "check  Loads each FILE with everything it includes and reports the\n"
 	    "       first error in each as FILE:LINE:COL: MESSAGE (FILE: MESSAGE\n"
@@ -36,8 +47,14 @@ const struct cmd_entry cmd_rules_entry = {
 	    "       after it are not checked; the name is denied only when none is\n"
 	    "       allowed, and each refused address says why.  Exit 0 when the\n"
 	    "       proxy would allow the connection, 1 when it would deny it.\n"
+	    "       With --run RUN, decides as the proxy decides for the run RUN:\n"
+	    "       by the operator's rules the proxy holds, then RUN's policy\n"
+	    "       (whose entries are named \"run RUN's policy:LINE\"), both read\n"
+	    "       on the proxy's control socket (in DIR, its state directory).\n"
 	    "\n"
-	    "Exit 2: usage error, or (test) FILE does not load.\n",
+	    "Exit 2: usage error, or (test) FILE does not load, or no run RUN\n"
+	    "that this user may see.  3: (--run) the proxy is not running.\n"
+	    "125: (--run) the proxy cannot be asked.\n",
 	.exec = cmd_rules_exec,
 };
 
@@ -158,10 +175,51 @@ print_address(const char *given, const struct rules_addr *a,
 	}
 }
 
+/*
+ * The rules to decide with for `rules test --run RUN`: the operator's as
+ * the proxy holds them (*r) and RUN's policy (*policy, NULL: none).  0, or
+ * the exit status of a failure (said).
+ */
 static int
-rules_test(int argc, char **argv)
+test_run_rules(const char *id, const char *dir, struct rules **r,
+    struct rules **policy)
 {
-	struct rules *r;
+	struct proxy_loc loc;
+	struct runrec *rec = NULL;
+	char why[PATH_MAX + 256];
+	long status;
+	int ret;
+
+	*r = *policy = NULL;
+	if ((ret = control_find(dir, &loc, why, sizeof(why))) != 0) {
+		error("rules test: %s", why);
+		return ret;
+	}
+	if (policy_ceiling(loc.control, r, &status, why, sizeof(why)) != 0) {
+		error("rules test: cannot read the operator's rules from the "
+		    "proxy: %s", why);
+		return EXIT_CANNOT_RUN;
+	}
+	if (policy_run(loc.control, id, &rec, policy, &status, why,
+	    sizeof(why)) != 0) {
+		error("rules test: %s", why);
+		rules_free(*r);
+		*r = NULL;
+		return status == 403 || status == 404 ? EXIT_USAGE :
+		    EXIT_CANNOT_RUN;
+	}
+	runrec_free(rec, 1);
+	return 0;
+}
+
+/*
+ * test: argv is FILE HOST[:PORT] [ADDRESS...]; with `run` (--run RUN) there
+ * is no FILE, and argv[0] is not looked at.
+ */
+static int
+rules_test(int argc, char **argv, const char *run, const char *dir)
+{
+	struct rules *r, *policy = NULL;
 	struct rules_host host;
 	struct rules_addr addrs[RULES_PICK_MAX], lit;
 	struct rules_decision d;
@@ -172,7 +230,8 @@ rules_test(int argc, char **argv)
 	int err, picked = 0;
 
 	if (argc < 2)
-		return cmd_usage_error(&cmd_rules_entry,
+		return cmd_usage_error(&cmd_rules_entry, run != NULL ?
+		    "rules test: expected HOST[:PORT]" :
 		    "rules test: expected FILE and HOST[:PORT]");
 	/* Every argument is checked before anything is decided. */
 	naddrs = (size_t)argc - 2;
@@ -186,7 +245,9 @@ rules_test(int argc, char **argv)
 			return cmd_usage_error(&cmd_rules_entry,
 			    "rules test: address '%s': %s", argv[i + 2],
 			    rules_strerror(err));
-	if (load(argv[0], &r) != 0)
+	if (run != NULL && (err = test_run_rules(run, dir, &r, &policy)) != 0)
+		return err;
+	if (run == NULL && load(argv[0], &r) != 0)
 		return EXIT_USAGE;
 
 	printf("host:     %s\n", argv[1]);
@@ -195,10 +256,12 @@ rules_test(int argc, char **argv)
 		printf("reason:   %s (%s)\n",
 		    rules_reason_str(RULES_REASON_INVALID_HOST),
 		    rules_strerror(err));
+		rules_free(policy);
 		rules_free(r);
 		return 1;
 	}
-	rules_decide(r, &host, port, &d);
+	/* the functions the proxy calls; without a policy, the rules alone */
+	rules_decide_within(r, policy, &host, port, &d);
 	if (host.kind != RULES_HOST_NAME) {
 		/* An IP literal is the one address the proxy would dial. */
 		memset(&lit, 0, sizeof(lit));
@@ -207,7 +270,7 @@ rules_test(int argc, char **argv)
 			lit.v4 = host.v4;
 		else
 			lit.v6 = host.v6;
-		rules_pick_addr(r, &lit, NULL, 1, port, &pick);
+		rules_pick_addr_within(r, policy, &lit, NULL, 1, port, &pick);
 		if (d.verdict == RULES_ALLOW && pick.picked == pick.n)
 			d = pick.d;
 	} else if (naddrs > 0 && (d.verdict == RULES_ALLOW ||
@@ -216,7 +279,8 @@ rules_test(int argc, char **argv)
 		 * The proxy resolves an allowed name, and in report mode a
 		 * denied one too; a name it denied keeps that reason.
 		 */
-		rules_pick_addr(r, addrs, NULL, naddrs, port, &pick);
+		rules_pick_addr_within(r, policy, addrs, NULL, naddrs, port,
+		    &pick);
 		picked = 1;
 		if (d.verdict == RULES_ALLOW && pick.picked == pick.n)
 			d = pick.d;
@@ -252,41 +316,61 @@ rules_test(int argc, char **argv)
 			/* The proxy never resolves a name it denied. */
 			printf(" (not checked: the host is denied)\n");
 	}
+	rules_free(policy);
 	rules_free(r);
 	return d.verdict == RULES_ALLOW ? 0 : 1;
 }
 
 /*
- * Refuses options (these subcommands take none but --help, which main()
- * handles) and removes the first "--", after which every word is an
- * operand.  Returns the new argc, or -1 after a usage error.
+ * Takes the options out of argv, up to the first "--", which goes too and
+ * after which every word is an operand: test's --run RUN and --state-dir
+ * DIR (into *run and *dir, when they are not NULL); any other is refused
+ * (--help main() handles).  Returns the new argc, or -1 after a usage
+ * error.
  */
 static int
-operands(int argc, char **argv)
+operands(int argc, char **argv, const char **run, const char **dir)
 {
-	int i;
+	int i, j = 0, k;
 
 	for (i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
-			memmove(&argv[i], &argv[i + 1],
-			    (size_t)(argc - i) * sizeof(*argv));
-			return argc - 1;
+			for (i++; i < argc; i++)
+				argv[j++] = argv[i];
+			break;
 		}
-		if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			cmd_usage_error(&cmd_rules_entry,
-			    "rules: unknown option '%s'", argv[i]);
-			return -1;
+		if (argv[i][0] != '-' || argv[i][1] == '\0') {
+			argv[j++] = argv[i];
+			continue;
 		}
+		if (run != NULL && (k = cmd_option(&cmd_rules_entry, argc, argv,
+		    &i, "run", "RUN", run)) != 0) {
+			if (k < 0)
+				return -1;
+			continue;
+		}
+		if (dir != NULL && (k = cmd_option(&cmd_rules_entry, argc, argv,
+		    &i, "state-dir", "DIR", dir)) != 0) {
+			if (k < 0)
+				return -1;
+			continue;
+		}
+		cmd_usage_error(&cmd_rules_entry, "rules: unknown option '%s'",
+		    argv[i]);
+		return -1;
 	}
-	return argc;
+	argv[j] = NULL;
+	return j;
 }
 
 static int
 cmd_rules_exec(int argc, char **argv)
 {
-	int n = 0;
+	const char *run = NULL, *dir = NULL;
+	int n = 0, test = argc >= 2 && strcmp(argv[1], "test") == 0;
 
-	if (argc >= 2 && (n = operands(argc - 2, argv + 2)) < 0)
+	if (argc >= 2 && (n = operands(argc - 2, argv + 2, test ? &run : NULL,
+	    test ? &dir : NULL)) < 0)
 		return EXIT_USAGE;
 	argc = argc >= 2 ? n + 2 : argc;
 	if (argc < 2)
@@ -294,8 +378,17 @@ cmd_rules_exec(int argc, char **argv)
 		    "rules: expected 'check' or 'test'");
 	if (strcmp(argv[1], "check") == 0)
 		return rules_check(argc - 2, argv + 2);
-	if (strcmp(argv[1], "test") == 0)
-		return rules_test(argc - 2, argv + 2);
+	if (dir != NULL && run == NULL)
+		return cmd_usage_error(&cmd_rules_entry,
+		    "rules test: --state-dir goes with --run");
+	if (run != NULL && strlen(run) >= RUNREC_ID_MAX)
+		return cmd_usage_error(&cmd_rules_entry,
+		    "rules test: --run '%.64s...' is no run id", run);
+	/* with --run, there is no FILE: the operands start one earlier */
+	if (test && run != NULL)
+		return rules_test(argc - 1, argv + 1, run, dir);
+	if (test)
+		return rules_test(argc - 2, argv + 2, NULL, NULL);
 	return cmd_usage_error(&cmd_rules_entry, "rules: unknown subcommand "
 	    "'%s' (expected 'check' or 'test')", argv[1]);
 }

@@ -77,6 +77,12 @@ fetch_setup(CURL *c, const struct fetch_req *req, struct curl_slist **hdrs,
 			return -1;
 		*hdrs = l;
 	}
+	/* A body goes with the head: no "Expect: 100-continue" and its wait. */
+	if (req->body != NULL) {
+		if ((l = curl_slist_append(*hdrs, "Expect:")) == NULL)
+			return -1;
+		*hdrs = l;
+	}
 	if (curl_easy_setopt(c, CURLOPT_URL, req->url) != CURLE_OK ||
 #if LIBCURL_VERSION_NUM >= 0x075500
 	    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR,
@@ -107,10 +113,12 @@ fetch_setup(CURL *c, const struct fetch_req *req, struct curl_slist **hdrs,
 	if (req->unix_socket != NULL && curl_easy_setopt(c,
 	    CURLOPT_UNIX_SOCKET_PATH, req->unix_socket) != CURLE_OK)
 		return -1;
-	if (req->method != NULL && strcmp(req->method, "DELETE") == 0 &&
-	    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE") != CURLE_OK)
+	if (req->method != NULL && (strcmp(req->method, "DELETE") == 0 ||
+	    strcmp(req->method, "PUT") == 0) &&
+	    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method) != CURLE_OK)
 		return -1;
-	if (req->method != NULL && strcmp(req->method, "POST") == 0 &&
+	if (req->method != NULL && (strcmp(req->method, "POST") == 0 ||
+	    strcmp(req->method, "PUT") == 0) &&
 	    (curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)req->bodylen) != CURLE_OK ||

@@ -27,12 +27,12 @@ int	 fetch_get(const char *url, char **body, size_t *len, char *err,
 /* One request, as fetch() makes it.  Zeroed fields take the defaults. */
 struct fetch_req {
 	const char	*url;
-	const char	*method;	/* NULL: GET; "POST" or "DELETE" */
+	const char	*method;	/* NULL: GET; "POST", "PUT" or "DELETE" */
 	const char	*unix_socket;	/* NULL, or connect there (http://),
 					   a path of any length */
-	const char	*body;		/* POST: what to send */
+	const char	*body;		/* POST, PUT: what to send */
 	size_t		 bodylen;
-	const char	*content_type;	/* POST: e.g. "application/json" */
+	const char	*content_type;	/* its type, e.g. "application/json" */
 	const char	*bearer;	/* Authorization: Bearer; never shown */
 	const char	*ca_file;	/* https: trust this CA file, not the system's */
 	int		 https;		/* allow https:// (else http:// only) */

@@ -64,22 +64,28 @@ project_find(char *path, size_t len, char *err, size_t errlen)
 }
 
 int
-project_check(const char *path, const struct rules *ceiling, char *err,
-    size_t errlen)
+project_check(const char *path, const struct rules *ceiling,
+    struct rules **out, char *err, size_t errlen)
 {
 	struct rules_error rerr;
 	struct rules *project;
 	char msg[RULES_ERROR_MAX + RULES_PATH_MAX + 64], why[1024];
-	int r;
 
+	if (out != NULL)
+		*out = NULL;
 	if (rules_load(path, &project, &rerr) != 0) {
 		snprintf(err, errlen, "%s",
 		    rules_error_str(&rerr, msg, sizeof(msg)));
 		return -1;
 	}
-	r = rules_tightens(ceiling, project, why, sizeof(why));
-	if (r != 0)
+	if (rules_tightens(ceiling, project, why, sizeof(why)) != 0) {
 		snprintf(err, errlen, "%s", why);
-	rules_free(project);
-	return r;
+		rules_free(project);
+		return -1;
+	}
+	if (out != NULL)
+		*out = project;
+	else
+		rules_free(project);
+	return 0;
 }

@@ -17,6 +17,7 @@
 #define EXEC_RUN_BYTES		8	/* random bytes of a run id */
 #define EXEC_TOKEN_BYTES	16	/* random bytes of a token */
 #define EXEC_LIST_MAX		64	/* --sandbox-allow, --sandbox-mount */
+#define EXEC_POLICY_MAX		64	/* --allow, and --deny, entries */
 
 struct rules;
 
@@ -32,6 +33,9 @@ struct exec_opts {
 	size_t			 nenv;
 	const char		*allow[EXEC_ENV_MAX];	/* --allow-env NAME */
 	size_t			 nallow;
+	/* --allow ENTRY ([POLICY_ALLOW]) and --deny ENTRY ([POLICY_DENY]) */
+	const char		*policy[2][EXEC_POLICY_MAX];
+	size_t			 npolicy[2];
 	char			**argv;		/* COMMAND [ARG...] */
 
 	/* --sandbox=oci */

@@ -136,7 +136,7 @@ test_expect_success 'the environment: a base set, -e names, nothing else' '
 	done
 '
 
-test_expect_success 'the key variables of the providers the operator names are passed when set' '
+test_expect_success 'the key variables of the providers the operator names (in the rules the proxy holds) are passed when set' '
 	cp rules.yaml rules.saved &&
 	cat >>rules.yaml <<-EOF &&
 	providers:
@@ -144,9 +144,11 @@ test_expect_success 'the key variables of the providers the operator names are p
 	    hosts: [api.acme.test]
 	    env: [ACME_API_KEY, ACME_BASE_URL]
 	EOF
+	reload_proxy &&
 	ACME_API_KEY=$SECRET_VALUE OPENAI_API_KEY=not-named-here \
 		run_exec -- sh -c "env >env.out" &&
 	mv rules.saved rules.yaml &&
+	reload_proxy &&
 	test "$rc" = 0 &&
 	test_grep "^ACME_API_KEY=$SECRET_VALUE\$" env.out &&
 	test_grep -v "^ACME_BASE_URL=" env.out &&
@@ -312,8 +314,8 @@ test_expect_success 'intutic runs: list, show, --json, end; a run ended is gone;
 	"$INTUTIC" runs --state-dir "$PROXY_DIR/state" >out 2>err &&
 	test_must_be_empty err &&
 	head -n 1 out >head &&
-	test_grep "^RUN +UID +PID +AGE +COMMAND +PROJECT\$" head &&
-	test_grep "^run-cli +$(id -u) +$$ +[0-9]+s +claude +/src/app/.intutic.yaml\$" out &&
+	test_grep "^RUN +UID +PID +AGE +GEN +REQUESTS +DENIALS +COMMAND +PROJECT\$" head &&
+	test_grep "^run-cli +$(id -u) +$$ +[0-9]+s +1 +0 +0 +claude +/src/app/.intutic.yaml\$" out &&
 	"$INTUTIC" runs show run-cli --state-dir "$PROXY_DIR/state" >out &&
 	test_grep "^run: +run-cli\$" out &&
 	test_grep "^pid: +$$\$" out &&
@@ -332,7 +334,7 @@ test_expect_success 'intutic runs: list, show, --json, end; a run ended is gone;
 	test_expect_code 2 "$INTUTIC" runs show 2>err &&
 	test_grep "which RUN" err &&
 	test_expect_code 2 "$INTUTIC" runs frob 2>err &&
-	test_grep "list, show RUN or end RUN" err
+	test_grep "list, show RUN, end RUN, allow RUN ENTRY... or deny RUN ENTRY..." err
 '
 
 test_expect_success 'control answers are framed exactly: the body is Content-Length bytes, then the connection closes' '

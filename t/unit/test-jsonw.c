@@ -1,7 +1,8 @@
 /*
  * test-jsonw.c — common/jsonw.c, the one JSON string writer: what is
  * escaped and how, null, UTF-8 passed as it is, an append that does not
- * fit changing nothing, and the stream form writing the same text.
+ * fit changing nothing, the stream form writing the same text, and text
+ * appended as it is (jsonw_raw()).
  */
 #include "config.h"
 
@@ -71,5 +72,11 @@ main(void)
 	used = 5;
 	tap_ok(jsonw_str(buf, 8, &used, "\n") == -1 && used == 5,
 	    "an escape that does not fit is not cut in half");
+	used = 5;
+	tap_ok(jsonw_raw(buf, 8, &used, "12") == 0 && used == 7 &&
+	    strcmp(buf, "{\"k\":12") == 0, "jsonw_raw appends as it is");
+	tap_ok(jsonw_raw(buf, 8, &used, "}") == -1 && used == 7 &&
+	    strcmp(buf, "{\"k\":12") == 0,
+	    "jsonw_raw: one that does not fit with its NUL changes nothing");
 	return tap_done();
 }
