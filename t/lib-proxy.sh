@@ -1276,8 +1276,8 @@ audit_mark () {
 }
 
 # audit_settle: wait (at most TEST_AUDIT_WAIT_SECONDS) until every
-# connection in the audit log has its close record, so that a mark taken
-# next sees nothing of the connections before it.
+# connection in the audit log with a decision record has its close record,
+# so that a mark taken next sees nothing of the connections before it.
 audit_settle () {
 	python3 "$test_helpers_/audit.py" --settled \
 		--seconds "$TEST_AUDIT_WAIT_SECONDS" "${AUDIT_FILE:-$PWD/audit.jsonl}"

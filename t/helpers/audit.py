@@ -19,8 +19,11 @@
                                     matching those after it; --out OUT as
                                     for --since
   audit.py --settled FILE            wait (--seconds) until every
-                                    connection in the log has its close
-                                    record: nothing in flight
+                                    connection with a decision record
+                                    has its close record: nothing in
+                                    flight (the control socket's records,
+                                    run, run-end..., carry ids of
+                                    connections that have no close record)
   audit.py --tally FILE [--others-ok] --counts C...
                                     what clients counted (load.py's OUT
                                     files C, JSON lines: client, kind,
@@ -323,7 +326,7 @@ def main():
             return 0
         if args.mode == "settled":
             def open_ids(rs):
-                ids = {r.get("id") for _, r in rs}
+                ids = {r.get("id") for _, r in rs if r.get("event") == "decision"}
                 return ids - {r.get("id") for _, r in rs if r.get("event") == "close"}
             ok, recs = wait_for(args.file, 0, args.seconds,
                                 lambda rs: not open_ids(rs))
