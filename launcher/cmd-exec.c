@@ -408,6 +408,28 @@ exec_control(const struct exec_run *run, const char *method, const char *path,
 	    errlen);
 }
 
+int
+exec_bind_addr(const struct exec_run *run, const char *addr, char *err,
+    size_t errlen)
+{
+	char path[sizeof(run->id) + 32], body[128];
+	size_t used = 0;
+	long status;
+
+	snprintf(path, sizeof(path), WIRE_RUNS_PATH "/%s" WIRE_RUN_ADDR_PATH,
+	    run->id);
+	body[0] = '\0';
+	if (jsonw_raw(body, sizeof(body), &used, "{\"" WIRE_RUN_ADDR "\":") !=
+	    0 || jsonw_str(body, sizeof(body), &used, addr) != 0 ||
+	    jsonw_raw(body, sizeof(body), &used, "}") != 0) {
+		snprintf(err, errlen, "the address '%s' is too long", addr);
+		return -1;
+	}
+	if (exec_control(run, "PUT", path, body, &status, err, errlen) != 0)
+		return -1;
+	return status == 200 ? 0 : status == 409 ? 1 : -1;
+}
+
 /* The run ends: the proxy forgets it (a failure is only said). */
 static void
 exec_unregister(const struct exec_run *run)

@@ -360,7 +360,7 @@ control_error(struct conn *c, int status, const char *fmt, ...)
 		conn_close(c);
 		return;
 	}
-	control_json(c, status, "{\"error\":%s}", quoted);
+	control_json(c, status, "{\"" WIRE_CONTROL_ERROR "\":%s}", quoted);
 }
 
 /* ------------------------------------------------------------ the requests */
@@ -373,11 +373,15 @@ control_peer(const struct conn *c, struct runs_peer *who)
 	who->admin = c->peer_uid == 0 || c->peer_uid == geteuid();
 }
 
-/* The audit record of a run registered or ended by the peer. */
+/*
+ * The audit record of a run registered, changed or ended by the peer:
+ * reg, when given, says its command, project, pid and sandbox's address.
+ */
 static void
 control_audit(struct conn *c, const char *event, const struct run_reg *reg,
     const char *id, int status)
 {
+	char addr[RULES_ADDR_TEXT_MAX];
 	struct audit_record r;
 
 	memset(&r, 0, sizeof(r));
@@ -389,11 +393,13 @@ control_audit(struct conn *c, const char *event, const struct run_reg *reg,
 	r.bytes_up = r.bytes_down = r.duration_ms = -1;
 	r.status = status;
 	r.pid = -1;
-	if (reg != NULL) {
+	if (reg != NULL && reg->command[0] != '\0') {
 		r.command = reg->command;
 		r.project = reg->project[0] != '\0' ? reg->project : NULL;
 		r.pid = reg->pid;
 	}
+	if (reg != NULL && reg->addr.family != 0)
+		r.addr = rules_addr_text(&reg->addr, addr, sizeof(addr));
 	if (audit_write(c->p->audit, &r) != 0)
 		error("%llu: cannot write the audit log",
 		    (unsigned long long)c->id);
@@ -403,11 +409,12 @@ int
 control_policy_compile(const char *id, const char *text, struct rules **set,
     char *why, size_t whylen, void *arg)
 {
-	char name[RUN_ID_MAX + 32], msg[RULES_WHERE_MAX + RULES_ERROR_MAX + 8];
+	char name[RUN_ID_MAX + sizeof(WIRE_RUN_POLICY_NAME)];
+	char msg[RULES_WHERE_MAX + RULES_ERROR_MAX + 8];
 	struct rules_error err;
 
 	(void)arg;
-	snprintf(name, sizeof(name), "run %s's policy", id);
+	snprintf(name, sizeof(name), WIRE_RUN_POLICY_NAME, id);
 	if (rules_load_text(name, text, strlen(text), RULES_LOAD_POLICY, set,
 	    &err) != 0) {
 		snprintf(why, whylen, "%s", rules_error_str(&err, msg,
@@ -642,7 +649,7 @@ control_set_addr(struct conn *c, const struct http_head *h, const char *id)
 	rules_addr_text(&body.addr, text, sizeof(text));
 	switch ((r = runs_set_addr(c->p->runs, id, &who, &body.addr))) {
 	case 0:
-		control_audit(c, "run-addr", NULL, id, 200);
+		control_audit(c, "run-addr", &body, id, 200);
 		info("run %s: its sandbox is %s", id, text);
 		snprintf(quoted, sizeof(quoted), "\"%s\"", text);
 		control_done(c, 200, id, WIRE_RUN_ADDR, quoted);

@@ -91,6 +91,16 @@ void	 envv_free(struct envv *e);
 int	 exec_env(const struct exec_run *run, struct envv *e,
 	    const char *host, unsigned int port, int host_base);
 
+/*
+ * Tells the proxy the address the run's sandbox will send from (a
+ * container's on its bridge, a microVM guest's), before the sandbox
+ * starts: from then on every connection from there is the run's, whatever
+ * it sends (PUT /v1/runs/RUN/addr).  0; 1 when another run has that
+ * address (pick another); -1 and why.
+ */
+int	 exec_bind_addr(const struct exec_run *run, const char *addr,
+	    char *err, size_t errlen);
+
 /* sandbox/oci.c: runs the command in a container; its exit status. */
 int	 oci_run(const struct exec_run *run);
 

@@ -147,6 +147,25 @@ vm_check(const struct exec_run *run)
 	return vm_gates(run, &vm);
 }
 
+/*
+ * The guest's address is the run's at the proxy before the guest boots:
+ * every connection from there is the run's (the tap's table lets the
+ * guest send from that address only).  0, or -1 (said).
+ */
+static int
+vm_bind_guest(const struct exec_run *run, const struct vm *vm)
+{
+	char g[INET_ADDRSTRLEN], why[512];
+	int r;
+
+	inet_ntop(AF_INET, &vm->guest, g, sizeof(g));
+	if ((r = exec_bind_addr(run, g, why, sizeof(why))) == 0)
+		return 0;
+	error("the proxy did not take the guest's address %s for run %s: %s; "
+	    "nothing was run", g, run->id, r > 0 ? "another run has it" : why);
+	return -1;
+}
+
 /* --sandbox-dry-run: what would be made and booted, nothing made. */
 static int
 vm_plan(const struct exec_run *run, struct vm *vm)
@@ -221,6 +240,7 @@ vm_run(const struct exec_run *run)
 	/* each step checks that no signal asked the run to end */
 	if (vm_prepare(run, &vm) != 0 || vm_signal != 0 ||
 	    vm_network(&vm, run->loc->port) != 0 || vm_signal != 0 ||
+	    vm_bind_guest(run, &vm) != 0 || vm_signal != 0 ||
 	    vm_config_disk(&vm) != 0 || vm_signal != 0 ||
 	    (vm.fc && vm_copy_rootfs(&vm) != 0) || vm_signal != 0)
 		goto out;

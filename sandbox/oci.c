@@ -13,14 +13,21 @@
  * the host mounted unless --sandbox-mount says so, and the environment
  * by name only: `-e NAME` on the runtime's command line, the value in its
  * environment.  The proxy is reached on the bridge's gateway address, as
- * host.docker.internal.
+ * host.docker.internal.  Under podman the container gets an address of
+ * the bridge's picked here (--ip), told to the proxy first: every
+ * connection from there is the run's (docker's default bridge takes no
+ * --ip: there the run's credentials alone say whose requests are whose).
  */
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/random.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +51,7 @@
 #define OCI_ENTRYPOINT		"/usr/local/bin/intutic-entrypoint"
 #define OCI_SECCOMP		"seccomp.json"	/* in the sandbox directory */
 #define OCI_RESOLV_CONF		"resolv.conf"	/* ditto */
+#define OCI_ADDR_TRIES		8	/* addresses tried for a container */
 
 extern char **environ;
 
@@ -51,6 +59,9 @@ struct oci {
 	char	 rt[PATH_MAX];		/* the runtime's path */
 	char	 name[16];		/* docker | podman */
 	char	 gateway[64];		/* the bridge's address */
+	struct in_addr net;		/* and its IPv4 subnet */
+	unsigned int prefix;		/* 0: not known */
+	char	 addr[INET_ADDRSTRLEN];	/* the container's; "": none */
 	char	 image[256];
 };
 
@@ -103,21 +114,25 @@ oci_runtime(const struct exec_opts *o, struct oci *c)
 	return -1;
 }
 
-/* The address containers reach the host on: the default bridge's gateway. */
+/*
+ * The address containers reach the host on: the default bridge's gateway;
+ * and its IPv4 subnet (an address for the container is picked there).
+ */
 static int
 oci_gateway(struct oci *c)
 {
-	char out[256], *nl;
+	char out[256], *nl, *comma, *slash;
+	unsigned long prefix;
 	int st;
 
 	if (strcmp(c->name, "podman") == 0)
 		st = oci_query(c, out, sizeof(out), OCI_QUERY_MS, "network",
 		    "inspect", "podman", "--format",
-		    "{{range .Subnets}}{{.Gateway}} {{end}}");
+		    "{{range .Subnets}}{{.Subnet}},{{.Gateway}} {{end}}");
 	else
 		st = oci_query(c, out, sizeof(out), OCI_QUERY_MS, "network",
 		    "inspect", "bridge", "--format",
-		    "{{range .IPAM.Config}}{{.Gateway}} {{end}}");
+		    "{{range .IPAM.Config}}{{.Subnet}},{{.Gateway}} {{end}}");
 	if (st != 0) {
 		error("cannot tell the address of %s's "
 		    "bridge network (%s network inspect failed); nothing was "
@@ -126,6 +141,19 @@ oci_gateway(struct oci *c)
 	}
 	if ((nl = strpbrk(out, " \n")) != NULL)
 		*nl = '\0';
+	/* "SUBNET,GATEWAY": the subnet may be missing (docker's "<no value>") */
+	if ((comma = strchr(out, ',')) != NULL) {
+		*comma = '\0';
+		if ((slash = strchr(out, '/')) != NULL) {
+			*slash = '\0';
+			errno = 0;
+			prefix = strtoul(slash + 1, &nl, 10);
+			if (*nl == '\0' && errno == 0 && prefix >= 8 &&
+			    prefix <= 30 && inet_pton(AF_INET, out, &c->net) == 1)
+				c->prefix = (unsigned int)prefix;
+		}
+		memmove(out, comma + 1, strlen(comma + 1) + 1);
+	}
 	if (out[0] == '\0' || strlen(out) >= sizeof(c->gateway) ||
 	    strchr(out, ':') != NULL) {
 		error("%s's bridge network has no IPv4 "
@@ -134,6 +162,56 @@ oci_gateway(struct oci *c)
 	}
 	snprintf(c->gateway, sizeof(c->gateway), "%s", out);
 	return 0;
+}
+
+/*
+ * Podman: an address of the bridge's subnet for the container (neither
+ * the subnet's first or last, nor the gateway), taken for the run at the
+ * proxy before the container starts; another run's is passed over.  0
+ * with c->addr; or -1 (said).  Docker: none (its default bridge takes no
+ * --ip), 0.
+ */
+static int
+oci_pick_addr(const struct exec_run *run, struct oci *c)
+{
+	struct in_addr gw, a;
+	uint32_t host, size, pick;
+	char why[512];
+	int i, r;
+
+	c->addr[0] = '\0';
+	if (strcmp(c->name, "podman") != 0)
+		return 0;
+	if (c->prefix == 0 || inet_pton(AF_INET, c->gateway, &gw) != 1) {
+		error("podman's bridge network has no IPv4 subnet to give the "
+		    "container an address in; nothing was run");
+		return -1;
+	}
+	size = UINT32_C(1) << (32 - c->prefix);
+	for (i = 0; i < OCI_ADDR_TRIES; i++) {
+		if (getrandom(&pick, sizeof(pick), 0) != sizeof(pick)) {
+			error("no random bytes: %s", strerror(errno));
+			return -1;
+		}
+		host = 2 + pick % (size - 3);	/* not .0, .1 or the last */
+		a.s_addr = htonl(ntohl(c->net.s_addr) + host);
+		if (a.s_addr == gw.s_addr)
+			continue;
+		inet_ntop(AF_INET, &a, c->addr, sizeof(c->addr));
+		if ((r = exec_bind_addr(run, c->addr, why, sizeof(why))) == 0)
+			return 0;
+		if (r < 0) {
+			error("the proxy did not take the container's address "
+			    "%s for run %s: %s; nothing was run", c->addr,
+			    run->id, why);
+			c->addr[0] = '\0';
+			return -1;
+		}
+	}
+	error("%d addresses of podman's bridge were other runs'; nothing was "
+	    "run", OCI_ADDR_TRIES);
+	c->addr[0] = '\0';
+	return -1;
 }
 
 /*
@@ -486,7 +564,7 @@ oci_run(const struct exec_run *run)
 	memset(&c, 0, sizeof(c));
 	argvb_init(&ab);
 	if (oci_runtime(o, &c) != 0 || oci_gateway(&c) != 0 ||
-	    oci_proxy_reachable(run, &c) != 0)
+	    oci_proxy_reachable(run, &c) != 0 || oci_pick_addr(run, &c) != 0)
 		return EXIT_CANNOT_RUN;
 	workdir[0] = '\0';
 	for (i = 0; i < o->nmount; i++)
@@ -570,6 +648,10 @@ oci_run(const struct exec_run *run)
 	argvb_add(&ab, "--entrypoint=" OCI_ENTRYPOINT);
 	argvb_add(&ab, "--add-host");
 	argvb_add(&ab, host);
+	if (c.addr[0] != '\0') {
+		argvb_add(&ab, "--ip");
+		argvb_add(&ab, c.addr);
+	}
 	for (i = 0; i < o->nmount; i++) {
 		argvb_add(&ab, "-v");
 		argvb_add(&ab, mounts[i]);

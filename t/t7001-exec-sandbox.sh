@@ -32,6 +32,37 @@ test_expect_success 'inside: an allowed origin through the proxy, the audit reco
 	audit_expect 1 event=decision run="$run" host=origin.test decision=allow
 '
 
+test_expect_success 'inside: the container'"'"'s address is its run'"'"'s: a request without credentials is the run'"'"'s; another run'"'"'s credentials are refused' '
+	tok=0123456789abcdef0123456789abcdef &&
+	printf "{\"run\":\"run-other\",\"token\":\"%s\",\"command\":\"x\",\"pid\":%d}" \
+		"$tok" $$ >reg &&
+	control_curl /v1/runs -o /dev/null --data-binary @reg &&
+	audit_mark &&
+	sandbox_exec -- sh -c "
+		echo run=\$INTUTIC_RUN
+		curl -sS --max-time 10 --proxy http://$SANDBOX_GATEWAY:$PROXY_PORT \
+			-o /dev/null -w \"bare=%{http_code}\n\" http://origin.test:$ORIGIN_PORT/
+		curl -sS --max-time 10 --proxy http://run-other:$tok@$SANDBOX_GATEWAY:$PROXY_PORT \
+			-o /dev/null -w \"other=%{http_code}\n\" http://origin.test:$ORIGIN_PORT/
+		exit 0" &&
+	test "$rc" = 0 &&
+	run=$(sed -n "s/^run=//p" out) &&
+	test_grep "^bare=200\$" out &&
+	test_grep "^other=407\$" out &&
+	audit_since 2 &&
+	audit_expect 1 event=run-addr run="$run" "addr~^10[.]" &&
+	addr=$(python3 -c "
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r[\"event\"] == \"run-addr\":
+        print(r[\"addr\"])" since.jsonl) &&
+	test -n "$addr" &&
+	audit_expect 1 event=decision run="$run" host=origin.test decision=allow \
+		"client~^$addr:" &&
+	audit_expect 1 event=decision reason=proxy-auth "client~^$addr:"
+'
+
 test_expect_success 'inside: a name the rules do not allow gets 403' '
 	sandbox_exec -- curl -sS --max-time 10 -o /dev/null -w "%{http_code}\n" \
 		"http://other.test:$ORIGIN_PORT/" &&
