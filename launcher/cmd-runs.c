@@ -81,21 +81,24 @@ runs_count(long long v, char *buf, size_t len)
 static void
 runs_print_list(const struct runrec *runs, size_t n)
 {
-	char age[32], pid[24], gen[24], req[24], den[24];
+	char age[32], pid[24], gen[24], req[24], den[24], bytes[24];
 	size_t i;
 
-	printf("%-24s %6s %8s %11s %4s %8s %7s  %-16s %s\n", "RUN", "UID",
-	    "PID", "AGE", "GEN", "REQUESTS", "DENIALS", "COMMAND", "PROJECT");
+	printf("%-24s %6s %8s %11s %4s %8s %7s %12s  %-16s %s\n", "RUN",
+	    "UID", "PID", "AGE", "GEN", "REQUESTS", "DENIALS", "BYTES",
+	    "COMMAND", "PROJECT");
 	for (i = 0; i < n; i++) {
 		const struct runrec *r = &runs[i];
 
-		printf("%-24s %6lld %8s %11s %4s %8s %7s  %-16s %s\n", r->id,
-		    r->uid, runs_count(r->pid, pid, sizeof(pid)),
+		printf("%-24s %6lld %8s %11s %4s %8s %7s %12s  %-16s %s\n",
+		    r->id, r->uid, runs_count(r->pid, pid, sizeof(pid)),
 		    cmd_duration_text((long long)time(NULL) - r->registered,
 		    age, sizeof(age)), runs_count(r->generation, gen,
 		    sizeof(gen)), runs_count(r->requests, req, sizeof(req)),
-		    runs_count(r->denials, den, sizeof(den)), r->command,
-		    r->project[0] != '\0' ? r->project : "-");
+		    runs_count(r->denials, den, sizeof(den)),
+		    runs_count(r->bytes_up < 0 || r->bytes_down < 0 ? -1 :
+		    r->bytes_up + r->bytes_down, bytes, sizeof(bytes)),
+		    r->command, r->project[0] != '\0' ? r->project : "-");
 	}
 }
 

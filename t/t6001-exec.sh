@@ -314,8 +314,8 @@ test_expect_success 'intutic runs: list, show, --json, end; a run ended is gone;
 	"$INTUTIC" runs --state-dir "$PROXY_DIR/state" >out 2>err &&
 	test_must_be_empty err &&
 	head -n 1 out >head &&
-	test_grep "^RUN +UID +PID +AGE +GEN +REQUESTS +DENIALS +COMMAND +PROJECT\$" head &&
-	test_grep "^run-cli +$(id -u) +$$ +[0-9]+s +1 +0 +0 +claude +/src/app/.intutic.yaml\$" out &&
+	test_grep "^RUN +UID +PID +AGE +GEN +REQUESTS +DENIALS +BYTES +COMMAND +PROJECT\$" head &&
+	test_grep "^run-cli +$(id -u) +$$ +[0-9]+s +1 +0 +0 +0 +claude +/src/app/.intutic.yaml\$" out &&
 	"$INTUTIC" runs show run-cli --state-dir "$PROXY_DIR/state" >out &&
 	test_grep "^run: +run-cli\$" out &&
 	test_grep "^pid: +$$\$" out &&

@@ -115,6 +115,35 @@ test_expect_success 'intutic runs as a member: its own runs only; another user'"
 	"$INTUTIC" runs end run-root-cli --state-dir "$PROXY_DIR/state"
 '
 
+test_expect_success 'a member can change neither the policy nor the address of another user'"'"'s run; root can change the member'"'"'s; the member its own' '
+	reg run-root-pol &&
+	control_curl /v1/runs -o /dev/null --data-binary @reg &&
+	reg run-member-pol &&
+	ctl $MEMBER_UID $GROUP_GID /v1/runs --data-binary @reg &&
+	printf "%s\n" "{\"generation\": 1, \"policy\": \"{\\\"version\\\": 1, \\\"deny\\\": [\\\"origin.test\\\"]}\"}" >put &&
+	echo "{\"addr\": \"10.9.8.7\"}" >addr &&
+	ctl $MEMBER_UID $GROUP_GID /v1/runs/run-root-pol/policy -X PUT --data-binary @put &&
+	echo 403 >expect &&
+	test_cmp expect code &&
+	ctl $MEMBER_UID $GROUP_GID /v1/runs/run-root-pol/addr -X PUT --data-binary @addr &&
+	test_cmp expect code &&
+	test_expect_code 1 as $MEMBER_UID $GROUP_GID "$INTUTIC" runs deny run-root-pol \
+		origin.test --state-dir "$PROXY_DIR/state" 2>err &&
+	test_grep "another user.s" err &&
+	control_curl /v1/runs/run-root-pol >one &&
+	test_grep "\"generation\":1," one &&
+	test_grep "\"addr\":null" one &&
+	control_curl /v1/runs/run-member-pol/policy -X PUT --data-binary @put \
+		-o /dev/null -w "%{http_code}\n" >code &&
+	echo 200 >expect &&
+	test_cmp expect code &&
+	as $MEMBER_UID $GROUP_GID "$INTUTIC" runs allow run-member-pol origin.test \
+		--state-dir "$PROXY_DIR/state" >out &&
+	test_grep "generation 3" out &&
+	"$INTUTIC" runs end run-member-pol --state-dir "$PROXY_DIR/state" &&
+	"$INTUTIC" runs end run-root-pol --state-dir "$PROXY_DIR/state"
+'
+
 test_expect_success 'a member may end its own run' '
 	reg run-own &&
 	ctl $MEMBER_UID $GROUP_GID /v1/runs --data-binary @reg &&

@@ -193,6 +193,8 @@ test_expect_success 'a run shows its policy, generation 1, its counters and last
 	test "$(python3 doc.py get one.json policy)" = "{\"version\": 1, \"deny\": [\"other.test\"]}" &&
 	test "$(python3 doc.py get one.json requests)" = 3 &&
 	test "$(python3 doc.py get one.json denials)" = 2 &&
+	test "$(python3 doc.py get one.json bytes_down)" -gt 0 &&
+	test "$(python3 doc.py get one.json bytes_up)" -gt 0 &&
 	test "$(python3 doc.py get one.json last_denials 0 host)" = other.test &&
 	test "$(python3 doc.py get one.json last_denials 0 reason)" = denied &&
 	test "$(python3 doc.py get one.json last_denials 0 rule)" = "run run-deny'"'"'s policy:1"

@@ -326,8 +326,8 @@ test_expect_success 'runs show and list: the policy, its generation, the counter
 	control_curl "/v1/runs/$(cat a.run)" >expect &&
 	test_cmp expect out &&
 	runs list &&
-	test_grep "^RUN +UID +PID +AGE +GEN +REQUESTS +DENIALS +COMMAND +PROJECT\$" out &&
-	test_grep "^$(cat a.run) +$(id -u) +[0-9]+ +[0-9]+s +1 +3 +1 +agent +-\$" out
+	test_grep "^RUN +UID +PID +AGE +GEN +REQUESTS +DENIALS +BYTES +COMMAND +PROJECT\$" out &&
+	test_grep "^$(cat a.run) +$(id -u) +[0-9]+ +[0-9]+s +1 +3 +1 +[0-9]+ +agent +-\$" out
 '
 
 test_expect_success 'rules test --run decides as the proxy did: a host its policy denies, one it allows' '
