@@ -40,6 +40,44 @@ start_repo () {
 	wait_until 10 repo_up
 }
 
+# tls-files.py PORT CERT KEY: the files of ./repo over HTTPS (python's
+# http.server, the requests logged on stderr).
+cat >tls-files.py <<\EOF
+import functools, http.server, ssl, sys
+handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                            directory="repo")
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()
+EOF
+
+# start_repo_tls: the same repository over HTTPS (tls-files.py, a leaf of
+# the test CA's for repo.test): REPO_TLS_PORT, its requests logged in
+# repo-tls.log, stopped at the end.
+start_repo_tls () {
+	test_certs &&
+	test_leaf_cert repo repo.test &&
+	REPO_TLS_PORT=$(free_port) &&
+	{ python3 tls-files.py "$REPO_TLS_PORT" "${CA_FILE%/*}/repo.crt" \
+		"${CA_FILE%/*}/repo.key" \
+		</dev/null >repo-tls.log 2>&1 & } &&
+	REPO_TLS_PID=$! &&
+	test_atexit "test_stop_child_ $REPO_TLS_PID" &&
+	wait_until 10 repo_tls_up && return 0
+	echo "start_repo_tls: the HTTPS repository did not answer; its log:" >&2
+	cat repo-tls.log >&2
+	return 1
+}
+
+# repo_tls_up: the repository's HTTPS server answers (1: not yet).
+repo_tls_up () {
+	curl -s --noproxy "*" --max-time 5 --cacert "$CA_FILE" -o /dev/null \
+		--resolve "repo.test:$REPO_TLS_PORT:127.0.0.1" \
+		"https://repo.test:$REPO_TLS_PORT/r.git/info/refs" || return 1
+}
+
 # repo_up: the repository's server answers (1: not yet).
 repo_up () {
 	curl -s --noproxy "*" -o /dev/null "http://127.0.0.1:$REPO_PORT/r.git/info/refs" ||
@@ -235,6 +273,7 @@ registry_attributed () {
 test_expect_success 'setup: an origin, a git repository over HTTP, a Python package index, an npm registry, the proxy with --require-run' '
 	start_origin origin.test &&
 	start_repo &&
+	start_repo_tls &&
 	start_pypi &&
 	start_npm_registry &&
 	write_hosts hosts origin.test=127.0.0.1 repo.test=127.0.0.1 \
@@ -243,10 +282,10 @@ test_expect_success 'setup: an origin, a git repository over HTTP, a Python pack
 	version: 1
 	allow:
 	  - "origin.test:$ORIGIN_TEST_PORT"
-	  - "repo.test:$REPO_PORT"
+	  - "repo.test:$REPO_PORT,$REPO_TLS_PORT"
 	  - "pypi.test:$PYPI_TEST_PORT"
 	  - "npm.test:$NPM_TEST_PORT"
-	  - "127.0.0.0/8:$ORIGIN_TEST_PORT,$REPO_PORT,$PYPI_TEST_PORT,$NPM_TEST_PORT"
+	  - "127.0.0.0/8:$ORIGIN_TEST_PORT,$REPO_PORT,$REPO_TLS_PORT,$PYPI_TEST_PORT,$NPM_TEST_PORT"
 	EOF
 	start_proxy rules.yaml --require-run
 '
@@ -289,6 +328,25 @@ test_expect_success 'git under intutic exec: ls-remote and clone through the pro
 	test_line_count -gt 0 allowed &&
 	audit_expect 0 event=decision decision=allow host=repo.test run= &&
 	test "$(audit_count event=decision decision=allow host=repo.test run="$run")" = \
+		"$(wc -l <allowed)"
+'
+
+test_expect_success 'git over https:// under intutic exec: CONNECT after the challenge, as its run; what the repository served arrived' '
+	audit_mark &&
+	: >repo-tls.log &&
+	GIT_SSL_CAINFO=$CA_FILE run_exec -- sh -c "echo \$INTUTIC_RUN >run.id &&
+		git ls-remote https://repo.test:$REPO_TLS_PORT/r.git &&
+		git clone -q https://repo.test:$REPO_TLS_PORT/r.git clone-tls" &&
+	test "$rc" = 0 &&
+	test_grep "refs/heads/main" out &&
+	test -d clone-tls/.git &&
+	test_grep "GET /r.git/info/refs" repo-tls.log &&
+	run=$(cat run.id) &&
+	audit_since 1 &&
+	audit_records event=decision decision=allow host=repo.test proto=connect >allowed &&
+	test_line_count -gt 0 allowed &&
+	audit_expect 0 event=decision decision=allow host=repo.test run= &&
+	test "$(audit_count event=decision decision=allow host=repo.test proto=connect run="$run")" = \
 		"$(wc -l <allowed)"
 '
 
