@@ -2,9 +2,10 @@
  * runs.c — the registered runs (see runs.h).
  *
  * An array of at most RUNS_MAX runs under one lock: a registration takes
- * the next free slot, an end moves the last run into the one it frees; a
- * check scans the used slots.  Runs are few, and a check happens once per
- * request that carries credentials.  A token is kept only as its MAC
+ * the next free slot, an end moves the last run into the one it frees.
+ * Two hash indexes find a run by id (a request's credentials) and by its
+ * sandbox's address (a sandbox's connection) in about one probe, whatever
+ * the number of runs.  A token is kept only as its MAC
  * (HMAC-SHA256 under a key of the state directory's, DIR/runs.key), and
  * every change is written to DIR/runs.json (a temporary file renamed)
  * before it is made and answered, so that a proxy started again knows the
@@ -47,6 +48,7 @@
 #include "runs.h"
 
 #define RUNS_KEY_BYTES		32	/* the MAC's key */
+#define RUNS_INDEX		(RUNS_MAX * 2)	/* entries of an index: 2^n */
 #define RUNS_MAC_BYTES		CRYPTO_MAC_BYTES	/* HMAC-SHA256 */
 #define RUNS_FILE_MAX		(RUNS_MAX * (3 * 1024 + 2 * RUN_POLICY_MAX))	/* runs.json */
 
@@ -61,6 +63,8 @@ struct run_denial {
 
 struct run {
 	int			 refs;		/* atomic */
+	size_t			 at;		/* its slot (the table's lock) */
+	size_t			 idlen;
 	char			 id[RUN_ID_MAX];
 	unsigned char		 mac[RUNS_MAC_BYTES];	/* of its token */
 	char			 command[RUN_COMMAND_MAX];
@@ -84,9 +88,13 @@ struct run {
 
 struct runs {
 	pthread_mutex_t	 change;	/* one change at a time, file and all */
-	pthread_mutex_t	 lock;		/* the slots */
+	pthread_mutex_t	 lock;		/* the slots and the indexes */
 	struct run	**slot;		/* RUNS_MAX */
 	size_t		 used;
+	/* The runs by id and by address: open addressing, linear probing. */
+	struct run	**by_id;	/* RUNS_INDEX */
+	struct run	**by_addr;	/* RUNS_INDEX */
+	uint64_t	 seed;		/* the indexes' hash key */
 	unsigned char	 key[RUNS_KEY_BYTES];
 	char		 path[PATH_MAX];	/* runs.json; "": kept nowhere */
 	runs_compile_fn	 compile;
@@ -95,6 +103,7 @@ struct runs {
 
 static unsigned long long	proc_start(long long pid);
 static int			sandbox_addr(const char *s, struct rules_addr *a);
+static void			runs_put(struct runs *r, struct run *run);
 static void			runs_drop(struct runs *r, size_t i);
 /* A change about to be made to one run, as runs_write() writes it. */
 struct run_change {
@@ -282,6 +291,7 @@ runs_load(struct runs *r, char *why, size_t whylen)
 		}
 		run->policy.generation = (unsigned long long)rec->generation;
 		snprintf(run->id, sizeof(run->id), "%s", rec->id);
+		run->idlen = strlen(run->id);
 		memcpy(run->command, rec->command, strlen(rec->command) + 1);
 		memcpy(run->project, rec->project, strlen(rec->project) + 1);
 		run->pid = rec->pid;
@@ -293,7 +303,7 @@ runs_load(struct runs *r, char *why, size_t whylen)
 			run_release(run);
 			continue;
 		}
-		r->slot[r->used++] = run;
+		runs_put(r, run);
 	}
 	runrec_free(recs, n);
 	return 0;
@@ -306,7 +316,13 @@ runs_new(const char *dir, runs_compile_fn compile, void *arg, char *why,
 	struct runs *r;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL ||
-	    (r->slot = calloc(RUNS_MAX, sizeof(*r->slot))) == NULL) {
+	    (r->slot = calloc(RUNS_MAX, sizeof(*r->slot))) == NULL ||
+	    (r->by_id = calloc(RUNS_INDEX, sizeof(*r->by_id))) == NULL ||
+	    (r->by_addr = calloc(RUNS_INDEX, sizeof(*r->by_addr))) == NULL) {
+		if (r != NULL) {
+			free(r->slot);
+			free(r->by_id);
+		}
 		free(r);
 		snprintf(why, whylen, "out of memory");
 		return NULL;
@@ -315,7 +331,9 @@ runs_new(const char *dir, runs_compile_fn compile, void *arg, char *why,
 	pthread_mutex_init(&r->lock, NULL);
 	r->compile = compile;
 	r->compile_arg = arg;
-	if (dir == NULL) {
+	if (crypto_random(&r->seed, sizeof(r->seed)) != 0)
+		snprintf(why, whylen, "no random bytes for the runs' index");
+	else if (dir == NULL) {
 		if (crypto_random(r->key, sizeof(r->key)) == 0)
 			return r;
 		snprintf(why, whylen, "no random bytes for a key");
@@ -346,6 +364,8 @@ runs_free(struct runs *r)
 		run_release(r->slot[i]);
 	explicit_bzero(r->key, sizeof(r->key));
 	free(r->slot);
+	free(r->by_id);
+	free(r->by_addr);
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->change);
 	free(r);
@@ -704,6 +724,150 @@ launcher_gone(long long pid, unsigned long long pid_start)
 }
 
 /*
+ * The indexes: a request with credentials looks its run up by id, one from
+ * a sandbox by address, among as many as RUNS_MAX runs, in about one
+ * probe.  The hash (FNV-1a) is keyed with a secret of the table's, so
+ * that ids chosen to collide do not make a run's lookups long.
+ */
+
+/* Where the probe for key[0..n) starts. */
+static size_t
+index_home(const struct runs *r, const void *key, size_t n)
+{
+	const unsigned char *p = key;
+	uint64_t h = UINT64_C(14695981039346656037) ^ r->seed;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= UINT64_C(1099511628211);
+	}
+	return (size_t)(h ^ (h >> 31)) & (RUNS_INDEX - 1);
+}
+
+/* An address as the bytes the index hashes. */
+static const void *
+addr_key(const struct rules_addr *a, size_t *n)
+{
+	if (a->family == AF_INET) {
+		*n = sizeof(a->v4);
+		return &a->v4;
+	}
+	*n = sizeof(a->v6);
+	return &a->v6;
+}
+
+/* Where run's probe starts in the index by id, or by address. */
+static size_t
+run_home(const struct runs *r, const struct run *run, int by_addr)
+{
+	const void *key;
+	size_t n;
+
+	if (!by_addr)
+		return index_home(r, run->id, run->idlen);
+	key = addr_key(&run->addr, &n);
+	return index_home(r, key, n);
+}
+
+/* Puts run in an index (under the lock; it has room: RUNS_INDEX > RUNS_MAX). */
+static void
+index_put(struct runs *r, struct run **tab, struct run *run, int by_addr)
+{
+	size_t i = run_home(r, run, by_addr);
+
+	while (tab[i] != NULL)
+		i = (i + 1) & (RUNS_INDEX - 1);
+	tab[i] = run;
+}
+
+/*
+ * Takes run out of an index (under the lock), the entries after it moved
+ * back so that no probe stops short (no tombstones).
+ */
+static void
+index_del(struct runs *r, struct run **tab, const struct run *run,
+    int by_addr)
+{
+	size_t i = run_home(r, run, by_addr), j, k;
+
+	while (tab[i] != run) {
+		if (tab[i] == NULL)
+			return;
+		i = (i + 1) & (RUNS_INDEX - 1);
+	}
+	for (j = i;;) {
+		j = (j + 1) & (RUNS_INDEX - 1);
+		if (tab[j] == NULL)
+			break;
+		k = run_home(r, tab[j], by_addr);
+		/* tab[j] stays when its home lies cyclically in (i, j] */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		tab[i] = tab[j];
+		i = j;
+	}
+	tab[i] = NULL;
+}
+
+/* The run of id[0..len) (under the lock), or NULL. */
+static struct run *
+index_id(const struct runs *r, const char *id, size_t len)
+{
+	size_t i = index_home(r, id, len);
+	struct run *run;
+
+	while ((run = r->by_id[i]) != NULL) {
+		if (run->idlen == len && memcmp(run->id, id, len) == 0)
+			return run;
+		i = (i + 1) & (RUNS_INDEX - 1);
+	}
+	return NULL;
+}
+
+/* Whether two addresses are the same one. */
+static int
+addr_equal(const struct rules_addr *a, const struct rules_addr *b)
+{
+	if (a->family != b->family)
+		return 0;
+	if (a->family == AF_INET)
+		return a->v4.s_addr == b->v4.s_addr;
+	return a->family == AF_INET6 && memcmp(&a->v6, &b->v6, 16) == 0;
+}
+
+/* The run whose sandbox has address a (under the lock), or NULL. */
+static struct run *
+index_addr(const struct runs *r, const struct rules_addr *a)
+{
+	struct run *run;
+	const void *key;
+	size_t i, n;
+
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return NULL;
+	key = addr_key(a, &n);
+	i = index_home(r, key, n);
+	while ((run = r->by_addr[i]) != NULL) {
+		if (addr_equal(&run->addr, a))
+			return run;
+		i = (i + 1) & (RUNS_INDEX - 1);
+	}
+	return NULL;
+}
+
+/* Puts run in the next slot and the indexes (under the lock). */
+static void
+runs_put(struct runs *r, struct run *run)
+{
+	run->at = r->used;
+	r->slot[r->used++] = run;
+	index_put(r, r->by_id, run, 0);
+	if (run->addr.family != 0)
+		index_put(r, r->by_addr, run, 1);
+}
+
+/*
  * Forgets slot i (under the lock): the run has ended (its connections see
  * it), the table's reference goes, the last run moves into the slot.
  */
@@ -715,8 +879,12 @@ runs_drop(struct runs *r, size_t i)
 	pthread_mutex_lock(&run->lock);
 	run->ended = 1;
 	pthread_mutex_unlock(&run->lock);
+	index_del(r, r->by_id, run, 0);
+	if (run->addr.family != 0)
+		index_del(r, r->by_addr, run, 1);
 	r->used--;
 	r->slot[i] = r->slot[r->used];
+	r->slot[i]->at = i;
 	r->slot[r->used] = NULL;
 	run_release(run);
 }
@@ -725,12 +893,9 @@ runs_drop(struct runs *r, size_t i)
 static ssize_t
 runs_find(const struct runs *r, const char *id)
 {
-	size_t i;
+	struct run *run = index_id(r, id, strlen(id));
 
-	for (i = 0; i < r->used; i++)
-		if (strcmp(r->slot[i]->id, id) == 0)
-			return (ssize_t)i;
-	return -1;
+	return run != NULL ? (ssize_t)run->at : -1;
 }
 
 /*
@@ -770,29 +935,13 @@ runs_sweep(struct runs *r)
 	return gone;
 }
 
-/* Whether two addresses are the same one. */
-static int
-addr_equal(const struct rules_addr *a, const struct rules_addr *b)
-{
-	if (a->family != b->family)
-		return 0;
-	if (a->family == AF_INET)
-		return a->v4.s_addr == b->v4.s_addr;
-	return a->family == AF_INET6 && memcmp(&a->v6, &b->v6, 16) == 0;
-}
-
 /* The slot of the run whose sandbox has address a (under the lock); -1. */
 static ssize_t
 runs_addr_slot(const struct runs *r, const struct rules_addr *a)
 {
-	size_t i;
+	struct run *run = index_addr(r, a);
 
-	if (a->family == 0)
-		return -1;
-	for (i = 0; i < r->used; i++)
-		if (addr_equal(&r->slot[i]->addr, a))
-			return (ssize_t)i;
-	return -1;
+	return run != NULL ? (ssize_t)run->at : -1;
 }
 
 struct run *
@@ -849,6 +998,7 @@ runs_add(struct runs *r, struct run_reg *reg, struct rules *set)
 		return RUNS_NOT_KEPT;
 	}
 	snprintf(run->id, sizeof(run->id), "%s", reg->id);
+	run->idlen = strlen(run->id);
 	snprintf(run->command, sizeof(run->command), "%s", reg->command);
 	snprintf(run->project, sizeof(run->project), "%s", reg->project);
 	run->pid = reg->pid;
@@ -881,7 +1031,7 @@ runs_add(struct runs *r, struct run_reg *reg, struct rules *set)
 		else {
 			reg->policy = NULL;
 			pthread_mutex_lock(&r->lock);
-			r->slot[r->used++] = run;
+			runs_put(r, run);
 			pthread_mutex_unlock(&r->lock);
 		}
 	}
@@ -1023,6 +1173,7 @@ runs_set_addr(struct runs *r, const char *id, const struct runs_peer *who,
 		else {
 			pthread_mutex_lock(&r->lock);
 			run->addr = *addr;
+			index_put(r, r->by_addr, run, 1);
 			pthread_mutex_unlock(&r->lock);
 		}
 	}
@@ -1254,28 +1405,19 @@ runs_check(struct runs *r, const char *id, size_t idlen, const char *token,
     size_t tokenlen)
 {
 	unsigned char mac[RUNS_MAC_BYTES];
-	struct run *found = NULL;
-	size_t i;
+	struct run *run;
 
 	if (!runs_id_valid(id, idlen) || runs_mac(r, token, tokenlen, mac) != 0)
 		return NULL;
 	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->used; i++) {
-		struct run *run = r->slot[i];
-
-		if (strlen(run->id) == idlen &&
-		    memcmp(run->id, id, idlen) == 0) {
-			if (crypto_equal(run->mac, mac, sizeof(mac))) {
-				found = run;
-				__atomic_add_fetch(&run->refs, 1,
-				    __ATOMIC_RELAXED);
-			}
-			break;
-		}
-	}
+	if ((run = index_id(r, id, idlen)) != NULL &&
+	    crypto_equal(run->mac, mac, sizeof(mac)))
+		__atomic_add_fetch(&run->refs, 1, __ATOMIC_RELAXED);
+	else
+		run = NULL;
 	pthread_mutex_unlock(&r->lock);
 	explicit_bzero(mac, sizeof(mac));
-	return found;
+	return run;
 }
 
 int
