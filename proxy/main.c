@@ -293,6 +293,47 @@ grace_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static struct event *grace_ev;
+static struct event *sweep_ev;
+
+/* A run whose launcher is gone: its end in the audit log and the log. */
+static void
+sweep_gone(const char *id, long long pid, void *arg)
+{
+	struct proxy *p = arg;
+	struct audit_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.event = "run-end";
+	r.run = id;
+	r.client = "proxy:launcher-gone";
+	r.port = -1;
+	r.bytes_up = r.bytes_down = r.duration_ms = -1;
+	r.status = -1;
+	r.pid = -1;
+	if (audit_write(p->audit, &r) != 0)
+		error("cannot write the audit log");
+	info("run %s ended: its launcher (pid %lld) is gone", id, pid);
+}
+
+/*
+ * Every PROXY_SWEEP_MS: the runs whose launcher is gone end, and their
+ * open connections are closed (unless --no-revoke).
+ */
+static void
+sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy *p = arg;
+	struct timeval tv = { PROXY_SWEEP_MS / 1000,
+	    (PROXY_SWEEP_MS % 1000) * 1000 };
+
+	(void)fd;
+	(void)what;
+	if (__atomic_load_n(&p->stopping, __ATOMIC_RELAXED) != 0)
+		return;		/* draining: the workers end anyway */
+	if (runs_sweep_gone(p->runs) > 0 && !p->cfg.no_revoke)
+		proxy_recheck(p);
+	evtimer_add(sweep_ev, &tv);
+}
 
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -722,6 +763,10 @@ main(int argc, char **argv)
 			fatal("cannot catch signal %d", signums[k]);
 	}
 	grace_ev = evtimer_new(p->base, grace_cb, p);
+	if ((sweep_ev = evtimer_new(p->base, sweep_cb, p)) == NULL)
+		fatal("cannot make the runs' sweep timer");
+	runs_on_gone(p->runs, sweep_gone, p);
+	sweep_cb(-1, 0, p);
 	if (state_write(p) != 0) {
 		status = 125;
 		__atomic_store_n(&p->stopping, 2, __ATOMIC_RELAXED);
@@ -754,6 +799,7 @@ main(int argc, char **argv)
 	for (k = 0; k < 4; k++)
 		event_free(sigs[k]);
 	event_free(grace_ev);
+	event_free(sweep_ev);
 	event_base_free(p->base);
 	rules_free(p->rules);
 	free(p->rules_text);

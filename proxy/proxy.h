@@ -42,6 +42,7 @@ struct event;
 #define PROXY_IDLE_MS		300000		/* a tunnel with no traffic */
 #define PROXY_GRACE_MS		10000		/* draining after SIGTERM */
 #define PROXY_FINISH_MS		5000		/* writing a last answer */
+#define PROXY_SWEEP_MS		2000		/* runs of gone launchers end */
 #define PROXY_CONNS_MAX		20000		/* concurrent connections */
 #define PROXY_HIGH_WATER	(256 * 1024)	/* bytes queued towards a slow side */
 #define PROXY_FD_RESERVE	4		/* descriptors kept for EMFILE */

@@ -99,6 +99,8 @@ struct runs {
 	char		 path[PATH_MAX];	/* runs.json; "": kept nowhere */
 	runs_compile_fn	 compile;
 	void		*compile_arg;
+	runs_gone_fn	 gone;		/* told of each run swept */
+	void		*gone_arg;
 };
 
 static unsigned long long	proc_start(long long pid);
@@ -924,6 +926,9 @@ runs_sweep(struct runs *r)
 			pthread_mutex_lock(&r->lock);
 			if ((k = runs_find(r, runs[i]->id)) >= 0 &&
 			    r->slot[k] == runs[i]) {
+				if (r->gone != NULL)
+					r->gone(runs[i]->id, runs[i]->pid,
+					    r->gone_arg);
 				runs_drop(r, (size_t)k);
 				gone++;
 			}
@@ -942,6 +947,24 @@ runs_addr_slot(const struct runs *r, const struct rules_addr *a)
 	struct run *run = index_addr(r, a);
 
 	return run != NULL ? (ssize_t)run->at : -1;
+}
+
+void
+runs_on_gone(struct runs *r, runs_gone_fn fn, void *arg)
+{
+	r->gone = fn;
+	r->gone_arg = arg;
+}
+
+size_t
+runs_sweep_gone(struct runs *r)
+{
+	size_t n;
+
+	pthread_mutex_lock(&r->change);
+	n = runs_sweep(r);
+	pthread_mutex_unlock(&r->change);
+	return n;
 }
 
 struct run *

@@ -177,6 +177,16 @@ struct run	*runs_check(struct runs *, const char *id, size_t idlen,
  */
 struct run	*runs_by_addr(struct runs *, const struct rules_addr *a);
 
+/*
+ * Ends the runs whose launcher is gone (its pid runs nothing, or another
+ * process): how many.  The proxy calls it now and then, besides when a cap
+ * is reached and when runs are listed.  fn, when set with runs_on_gone(),
+ * is told of each, under the table's lock (it must not call runs_*()).
+ */
+typedef void	(*runs_gone_fn)(const char *id, long long pid, void *arg);
+void		 runs_on_gone(struct runs *, runs_gone_fn fn, void *arg);
+size_t		 runs_sweep_gone(struct runs *);
+
 /* Drops a reference (NULL is nothing); the last one frees the run. */
 void		 run_release(struct run *);
 const char	*run_id(const struct run *);

@@ -180,7 +180,7 @@ test_expect_success 'the cap per user: the 257th run of a member is refused (429
 	test_cmp expect code
 '
 
-test_expect_success 'runs whose launcher is gone are ended when the cap is reached, not before' '
+test_expect_success 'runs whose launcher is gone end: at the cap at once, and no run is pushed out' '
 	i=0 &&
 	while test $i -lt 256
 	do

@@ -290,6 +290,28 @@ test_expect_success 'ending a run closes its open tunnels (run-ended) before the
 	: >e2/quit
 '
 
+test_expect_success 'a run whose launcher is gone ends within seconds: a run-end record, its tunnel closed (run-ended)' '
+	{ sleep 60 </dev/null >/dev/null 2>&1 & } &&
+	launcher=$! &&
+	test_when_finished "kill $launcher 2>/dev/null || :" &&
+	python3 doc.py reg run-gone $TOK $launcher >reg.json &&
+	control_curl /v1/runs -o /dev/null -w "%{http_code}\n" --data-binary @reg.json >code &&
+	expect_code 201 &&
+	DRIVE_AUTH=run-gone:$TOK tunnel_open g1 "echo.test:$ECHO_PORT" &&
+	tunnel_echo g1 1 "before" &&
+	kill $launcher &&
+	wait $launcher
+	test_wait_for_file g1/eof 6 &&
+	audit_count "$AUDIT_FILE" event=run-end run=run-gone \
+		client=proxy:launcher-gone >n &&
+	echo 1 >expect &&
+	test_cmp expect n &&
+	audit_count "$AUDIT_FILE" event=revoke run=run-gone reason=run-ended >n &&
+	test_cmp expect n &&
+	control_curl /v1/runs/run-gone -o /dev/null -w "%{http_code}\n" >code &&
+	expect_code 404
+'
+
 test_expect_success 'GET /v1/rules: the operator'"'"'s rules as a rule document, with their generation' '
 	control_curl /v1/rules -o rules.json -w "%{http_code}\n" >code &&
 	expect_code 200 &&
