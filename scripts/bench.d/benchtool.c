@@ -36,6 +36,19 @@
  *       proxy is past its peek), prints "held=N failed=M", keeps them until
  *       SIGUSR1 or SECONDS, then does one more round-trip on each and prints
  *       "alive=K".
+ *   benchtool revoke VIA TARGET COUNT SECONDS
+ *       opens COUNT tunnels as hold does, prints "held=N failed=M", then
+ *       waits (SECONDS from the start at most) for the proxy to close them
+ *       (EOF or reset, nothing read before) and prints "closed=K
+ *       first=T last=T", the times on the monotonic clock (CLOCK_MONOTONIC,
+ *       as Python's time.monotonic()) when the first and the last of them
+ *       saw their end: what the revocation of open tunnels takes, counted
+ *       from an action of another process.
+ *
+ * With BENCHTOOL_AUTH=FILE in the environment, every CONNECT carries
+ * Proxy-Authorization: Basic with one of FILE's lines (RUN:TOKEN, at most
+ * AUTH_MAX of them): setup takes them in turn, one a connection; hold,
+ * revoke and bulk give tunnel i line i (modulo their number).
  *
  * Every wait is bounded: nothing here runs longer than its SECONDS plus a
  * few seconds.  Errors go to stderr, the first of each kind with detail.
@@ -70,6 +83,9 @@
 #define BIG		(1024 * 1024)
 #define HEAD_MAX	4096
 #define OP_TIMEOUT	10.0	/* seconds for one tunnel's set-up */
+#define AUTH_MAX	4096	/* lines of BENCHTOOL_AUTH */
+#define AUTH_LINE_MAX	256	/* bytes of one, RUN:TOKEN */
+#define REQ_MAX		(600 + AUTH_LINE_MAX * 4 / 3 + 64)	/* a CONNECT */
 
 static char bigbuf[BIG];
 static volatile sig_atomic_t got_usr1;
@@ -122,14 +138,67 @@ resolve(const char *hp, struct sockaddr_in *sin)
 struct dest {
 	struct sockaddr_in	 addr;
 	int			 via_proxy;
-	char			 req[600];	/* the CONNECT request */
-	size_t			 reqlen;
+	char			(*req)[REQ_MAX];	/* a CONNECT for each */
+	size_t			*reqlen;		/* credential, or one */
+	size_t			 nreq;
 };
 
+/* The base64 of in (RFC 4648, padded) into out, NUL-terminated. */
+static void
+base64(const unsigned char *in, size_t len, char *out, size_t outlen)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t i, o = 0;
+	unsigned v;
+
+	if ((len + 2) / 3 * 4 + 1 > outlen)
+		die("base64: %zu bytes do not fit", len);
+	for (i = 0; i < len; i += 3) {
+		v = (unsigned)in[i] << 16;
+		if (i + 1 < len)
+			v |= (unsigned)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= in[i + 2];
+		out[o++] = b64[(v >> 18) & 63];
+		out[o++] = b64[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
+		out[o++] = i + 2 < len ? b64[v & 63] : '=';
+	}
+	out[o] = '\0';
+}
+
+/* The CONNECT to target in d's request n, with credential cred or none. */
+static void
+dest_req(struct dest *d, size_t n, const char *target, const char *cred)
+{
+	char auth[AUTH_LINE_MAX * 4 / 3 + 64], b[AUTH_LINE_MAX * 4 / 3 + 8];
+	int len;
+
+	auth[0] = '\0';
+	if (cred != NULL) {
+		base64((const unsigned char *)cred, strlen(cred), b, sizeof(b));
+		snprintf(auth, sizeof(auth), "Proxy-Authorization: Basic %s\r\n",
+		    b);
+	}
+	len = snprintf(d->req[n], REQ_MAX,
+	    "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", target, target, auth);
+	if (len < 0 || len >= REQ_MAX)
+		die("target too long");
+	d->reqlen[n] = (size_t)len;
+}
+
+/*
+ * Fills d: the address to connect to, and through a proxy the CONNECT of
+ * each credential of BENCHTOOL_AUTH's file (one without, when unset).
+ */
 static void
 dest_init(struct dest *d, const char *via, const char *target)
 {
-	int n;
+	char line[AUTH_LINE_MAX + 2];
+	const char *path = getenv("BENCHTOOL_AUTH");
+	size_t len;
+	FILE *fp;
 
 	memset(d, 0, sizeof(*d));
 	if (strcmp(via, "direct") == 0) {
@@ -138,11 +207,33 @@ dest_init(struct dest *d, const char *via, const char *target)
 	}
 	resolve(via, &d->addr);
 	d->via_proxy = 1;
-	n = snprintf(d->req, sizeof(d->req),
-	    "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
-	if (n < 0 || (size_t)n >= sizeof(d->req))
-		die("target too long");
-	d->reqlen = (size_t)n;
+	if ((d->req = calloc(AUTH_MAX, sizeof(*d->req))) == NULL ||
+	    (d->reqlen = calloc(AUTH_MAX, sizeof(*d->reqlen))) == NULL)
+		die("out of memory");
+	if (path == NULL || *path == '\0') {
+		dest_req(d, 0, target, NULL);
+		d->nreq = 1;
+		return;
+	}
+	if ((fp = fopen(path, "re")) == NULL)
+		die("BENCHTOOL_AUTH: cannot open '%s': %s", path,
+		    strerror(errno));
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		len = strcspn(line, "\r\n");
+		if (line[len] == '\0' && !feof(fp))
+			die("'%s': a line over %d bytes", path, AUTH_LINE_MAX);
+		line[len] = '\0';
+		if (len == 0)
+			continue;
+		if (d->nreq == AUTH_MAX)
+			die("'%s': more than %d credentials", path, AUTH_MAX);
+		if (strchr(line, ':') == NULL)
+			die("'%s': '%s' is not RUN:TOKEN", path, line);
+		dest_req(d, d->nreq++, target, line);
+	}
+	fclose(fp);
+	if (d->nreq == 0)
+		die("'%s' holds no credential", path);
 }
 
 /* The status of a proxy's answer head, or -1 (and what it was in `why`). */
@@ -163,9 +254,12 @@ head_status(const char *buf, size_t len, char *why, size_t whylen)
 	return (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
 }
 
-/* Connects and, through a proxy, opens the tunnel; blocking, bounded. */
+/*
+ * Connects and, through a proxy, opens the tunnel with request k of d;
+ * blocking, bounded.
+ */
 static int
-tunnel_open(const struct dest *d, char *why, size_t whylen)
+tunnel_open(const struct dest *d, size_t k, char *why, size_t whylen)
 {
 	struct timeval tv = { 10, 0 };
 	char buf[HEAD_MAX];
@@ -188,7 +282,9 @@ tunnel_open(const struct dest *d, char *why, size_t whylen)
 	}
 	if (!d->via_proxy)
 		return fd;
-	if (send(fd, d->req, d->reqlen, MSG_NOSIGNAL) != (ssize_t)d->reqlen) {
+	k %= d->nreq;
+	if (send(fd, d->req[k], d->reqlen[k], MSG_NOSIGNAL) !=
+	    (ssize_t)d->reqlen[k]) {
 		snprintf(why, whylen, "sending CONNECT: %s", strerror(errno));
 		close(fd);
 		return -1;
@@ -523,7 +619,8 @@ cmd_bulk(int argc, char **argv)
 	if ((cs = calloc((size_t)nconn, sizeof(*cs))) == NULL)
 		die("out of memory");
 	for (i = 0; i < nconn; i++) {
-		if ((cs[i].fd = tunnel_open(&d, why, sizeof(why))) == -1)
+		if ((cs[i].fd = tunnel_open(&d, (size_t)i, why,
+		    sizeof(why))) == -1)
 			die("tunnel %d: %s", i, why);
 		cs[i].left = share;
 	}
@@ -639,6 +736,7 @@ enum cstate { C_FREE, C_CONNECTING, C_HEAD, C_ECHO, C_HELD, C_PING };
 struct cconn {
 	int		 fd;
 	enum cstate	 state;
+	size_t		 cred;		/* its request in the dest */
 	double		 start;
 	char		 buf[HEAD_MAX];
 	size_t		 have;
@@ -666,14 +764,18 @@ err_note(struct errs *e, int id, const char *fmt, ...)
 		    msg);
 }
 
-/* Starts a non-blocking connect in slot c; -1 with the error noted. */
+/*
+ * Starts a non-blocking connect in slot c, which will send request k of d;
+ * -1 with the error noted.
+ */
 static int
-cconn_start(int ep, const struct dest *d, struct cconn *c, int id,
+cconn_start(int ep, const struct dest *d, struct cconn *c, int id, long k,
     struct errs *e)
 {
 	struct epoll_event ev;
 	int one = 1;
 
+	c->cred = d->nreq > 0 ? (size_t)k % d->nreq : 0;
 	c->start = now();
 	c->have = 0;
 	if ((c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
@@ -744,8 +846,8 @@ cconn_step(int ep, const struct dest *d, struct cconn *c, int id,
 			return -1;
 		}
 		if (d->via_proxy) {
-			if (send(c->fd, d->req, d->reqlen, MSG_NOSIGNAL) !=
-			    (ssize_t)d->reqlen) {
+			if (send(c->fd, d->req[c->cred], d->reqlen[c->cred],
+			    MSG_NOSIGNAL) != (ssize_t)d->reqlen[c->cred]) {
 				err_note(e, id, "sending CONNECT: %s",
 				    strerror(errno));
 				cconn_fail(ep, c);
@@ -875,7 +977,7 @@ cmd_setup(int argc, char **argv)
 	t0 = now();
 	end = t0 + (double)num(argv[4], 1, 600);
 	for (i = 0; i < par && started < count; i++, started++)
-		if (cconn_start(ep, &d, &cs[i], i, &e) == 0)
+		if (cconn_start(ep, &d, &cs[i], i, started, &e) == 0)
 			active++;
 	while (active > 0) {
 		t = now();
@@ -896,9 +998,10 @@ cmd_setup(int argc, char **argv)
 			}
 			active--;
 			if (started < count && t < end && e.n < 100) {
-				started++;
-				if (cconn_start(ep, &d, c, id, &e) == 0)
+				if (cconn_start(ep, &d, c, id, started, &e) ==
+				    0)
 					active++;
+				started++;
 			}
 		}
 		/* A slot stuck too long is a failure (bounded run). */
@@ -930,6 +1033,63 @@ on_usr1(int sig)
 	got_usr1 = 1;
 }
 
+/*
+ * Opens count tunnels in cs (slot i with request i of d): 64 in flight at
+ * a time, one echo round-trip each (the proxy is past its peek); until
+ * phase_end at most, and no more than 5 s without one opening (a proxy at
+ * its limit).  What did not open is closed and noted in e.  Prints
+ * "held=N failed=M seconds=S"; returns N.
+ */
+static int
+tunnels_open(int ep, const struct dest *d, struct cconn *cs, int count,
+    double t0, double phase_end, struct errs *e)
+{
+	struct epoll_event evs[256];
+	double last = t0;
+	int i, n, next = 0, active = 0, held = 0;
+	const int par = 64;
+
+	while ((next < count || active > 0) && now() < phase_end &&
+	    now() - last < 5.0) {
+		while (active < par && next < count) {
+			if (cconn_start(ep, d, &cs[next], next, next, e) == 0)
+				active++;
+			next++;
+		}
+		n = epoll_wait(ep, evs, 256, 200);
+		for (i = 0; i < n; i++) {
+			int id = (int)evs[i].data.u32, rc;
+			struct cconn *c = &cs[id];
+
+			if (c->state == C_FREE || c->state == C_HELD)
+				continue;
+			rc = cconn_step(ep, d, c, id, e);
+			if (rc == 0)
+				continue;
+			active--;
+			last = now();
+			if (rc == 1) {
+				c->state = C_HELD;
+				held++;
+			}
+		}
+	}
+	/* What is still opening at the deadline has failed. */
+	for (i = 0; i < count; i++)
+		if (cs[i].state != C_FREE && cs[i].state != C_HELD) {
+			err_note(e, i, "not open after %.1f s (%.1f s "
+			    "without progress)", now() - t0, now() - last);
+			cconn_fail(ep, &cs[i]);
+		}
+	printf("held=%d failed=%d seconds=%.3f\n", held, count - held,
+	    now() - t0);
+	fflush(stdout);
+	if (e->n > 0)
+		fprintf(stderr, "benchtool: %d errors opening; first: %s\n",
+		    e->n, e->first);
+	return held;
+}
+
 static int
 cmd_hold(int argc, char **argv)
 {
@@ -938,10 +1098,8 @@ cmd_hold(int argc, char **argv)
 	struct errs e = { 0, "" }, e2 = { 0, "" };
 	struct epoll_event evs[256];
 	struct sigaction sa;
-	double t0, end, phase_end, last;
-	int count, ep, i, n, next = 0, active = 0, held = 0, failed = 0;
-	int alive = 0, pending;
-	const int par = 64;
+	double t0, end, phase_end;
+	int count, ep, i, n, held, alive = 0, pending;
 
 	if (argc != 4)
 		die("usage: hold VIA TARGET COUNT SECONDS");
@@ -956,53 +1114,8 @@ cmd_hold(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	t0 = now();
 	end = t0 + (double)num(argv[3], 1, 3600);
-	/*
-	 * Opening: 64 in flight at a time; at most half the time for it, and
-	 * no more than 5 s without one tunnel opening (a proxy at its limit).
-	 */
-	phase_end = t0 + (end - t0) / 2;
-	last = t0;
-	while ((next < count || active > 0) && now() < phase_end &&
-	    now() - last < 5.0) {
-		while (active < par && next < count) {
-			if (cconn_start(ep, &d, &cs[next], next, &e) == 0)
-				active++;
-			else
-				failed++;
-			next++;
-		}
-		n = epoll_wait(ep, evs, 256, 200);
-		for (i = 0; i < n; i++) {
-			int id = (int)evs[i].data.u32, rc;
-			struct cconn *c = &cs[id];
-
-			if (c->state == C_FREE || c->state == C_HELD)
-				continue;
-			rc = cconn_step(ep, &d, c, id, &e);
-			if (rc == 0)
-				continue;
-			active--;
-			last = now();
-			if (rc == 1) {
-				c->state = C_HELD;
-				held++;
-			} else
-				failed++;
-		}
-	}
-	/* What is still opening at the deadline has failed. */
-	for (i = 0; i < count; i++)
-		if (cs[i].state != C_FREE && cs[i].state != C_HELD) {
-			err_note(&e, i, "not open after %.1f s (%.1f s "
-			    "without progress)", now() - t0, now() - last);
-			cconn_fail(ep, &cs[i]);
-		}
-	failed = count - held;
-	printf("held=%d failed=%d seconds=%.3f\n", held, failed, now() - t0);
-	fflush(stdout);
-	if (e.n > 0)
-		fprintf(stderr, "benchtool: %d errors opening; first: %s\n",
-		    e.n, e.first);
+	/* Opening: at most half the time. */
+	held = tunnels_open(ep, &d, cs, count, t0, t0 + (end - t0) / 2, &e);
 	/* Holding: a held tunnel that closes or speaks is a failure. */
 	while (!got_usr1 && now() < end) {
 		n = epoll_wait(ep, evs, 256, 200);
@@ -1052,6 +1165,64 @@ cmd_hold(int argc, char **argv)
 		fprintf(stderr, "benchtool: %d errors while held; first: %s\n",
 		    e2.n, e2.first);
 	return 0;
+}
+
+/*
+ * Holds count tunnels until the proxy closes them: the end each one sees
+ * (EOF or an error: a reset) is timed on the monotonic clock, which other
+ * processes read too, so that the caller measures from its own action.
+ */
+static int
+cmd_revoke(int argc, char **argv)
+{
+	struct dest d;
+	struct cconn *cs;
+	struct errs e = { 0, "" }, e2 = { 0, "" };
+	struct epoll_event evs[256];
+	double t0, end, t, first = 0, last = 0;
+	int count, ep, i, n, held, closed = 0;
+	ssize_t r;
+
+	if (argc != 4)
+		die("usage: revoke VIA TARGET COUNT SECONDS");
+	nofile_max();
+	dest_init(&d, argv[0], argv[1]);
+	count = (int)num(argv[2], 1, 100000);
+	if ((cs = calloc((size_t)count, sizeof(*cs))) == NULL ||
+	    (ep = epoll_create1(0)) == -1)
+		die("out of memory");
+	t0 = now();
+	end = t0 + (double)num(argv[3], 1, 3600);
+	held = tunnels_open(ep, &d, cs, count, t0, t0 + (end - t0) / 2, &e);
+	/* Waiting: each held tunnel's end, and nothing before it. */
+	while (closed < held && now() < end) {
+		n = epoll_wait(ep, evs, 256, 200);
+		t = now();
+		for (i = 0; i < n; i++) {
+			int id = (int)evs[i].data.u32;
+			struct cconn *c = &cs[id];
+
+			if (c->state != C_HELD)
+				continue;
+			r = recv(c->fd, c->buf, sizeof(c->buf), 0);
+			if (r < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (r > 0)
+				err_note(&e2, id, "%zd bytes on a held tunnel "
+				    "before its end", r);
+			if (closed++ == 0)
+				first = t;
+			last = t;
+			cconn_fail(ep, c);
+		}
+	}
+	printf("closed=%d held=%d first=%.6f last=%.6f\n", closed, held,
+	    first, last);
+	fflush(stdout);
+	if (e2.n > 0)
+		fprintf(stderr, "benchtool: %d errors while held; first: %s\n",
+		    e2.n, e2.first);
+	return closed == held && held == count && e2.n == 0 ? 0 : 1;
 }
 
 /* ------------------------------------------------------------- relay */
@@ -1153,7 +1324,8 @@ main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2)
-		die("usage: benchtool serve|probe|bulk|setup|relay|hold ...");
+		die("usage: benchtool serve|probe|bulk|setup|relay|hold|revoke "
+		    "...");
 	nofile_max();
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 2, argv + 2);
@@ -1167,6 +1339,8 @@ main(int argc, char **argv)
 		return cmd_relay(argc - 2, argv + 2);
 	if (strcmp(argv[1], "hold") == 0)
 		return cmd_hold(argc - 2, argv + 2);
+	if (strcmp(argv[1], "revoke") == 0)
+		return cmd_revoke(argc - 2, argv + 2);
 	die("unknown command '%s'", argv[1]);
 	return 2;
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""proxy-report.py RESULTS META FAILURES [MARKDOWN]: the table of
+"""proxy-report.py RESULTS META FAILURES [MARKDOWN]: the tables of
 `scripts/bench proxy`.
 
 RESULTS holds one line per measurement: ROUND, PROXY, METRIC, VALUE (or
 FAIL), tab-separated.  Each cell is the median of the rounds that did not
-fail; a cell with failed rounds says how many.
+fail; a cell with failed rounds says how many.  The first table sets the
+proxies side by side; the second, intutic-proxy with 1,000 runs against
+the same requests without credentials (runs-get, runs-setup); the third,
+the revocation of open tunnels (revoke), in milliseconds.
 """
 import statistics
 import sys
@@ -46,6 +49,56 @@ METRICS = [
 ]
 
 
+# intutic-proxy with runs: key (with {} for "anon" or "runs"), label,
+# format, higher is better, and the target: the lowest ratio runs/anon
+# it allows (higher is better) or the highest (lower is better), None.
+# "Within 5%": rates at least 0.95 of those without runs, the proxy's
+# CPU per request at most 1/0.95 of it (what the rates would show on a
+# machine where nothing else took the proxy's CPU).
+RUNS_METRICS = [
+    ("runs_get_{}_rps", "GET req/s (absolute-form, 64 conns)", "{:,.0f}",
+     True, 0.95),
+    ("runs_get_{}_p50", "GET latency p50 (ms)", "{:.3f}", False, None),
+    ("runs_get_{}_p99", "GET latency p99 (ms)", "{:.3f}", False, None),
+    ("runs_get_{}_cpu_us", "GET: proxy CPU per request (us)", "{:.2f}",
+     False, 1 / 0.95),
+    ("runs_setup_{}_rate_1", "CONNECT set-up/s, 1 at a time", "{:,.0f}",
+     True, 0.95),
+    ("runs_setup_{}_rate_8", "CONNECT set-up/s, 8 at a time", "{:,.0f}",
+     True, 0.95),
+    ("runs_setup_{}_p50", "CONNECT set-up p50 (ms), 1 at a time", "{:.3f}",
+     False, None),
+    ("runs_setup_{}_p99", "CONNECT set-up p99 (ms), 1 at a time", "{:.3f}",
+     False, None),
+    ("runs_setup_{}_cpu_us_1", "set-up: proxy CPU per set-up (us), 1 at a "
+     "time", "{:.2f}", False, 1 / 0.95),
+    ("runs_setup_{}_cpu_us_8", "set-up: proxy CPU per set-up (us), 8 at a "
+     "time", "{:.2f}", False, 1 / 0.95),
+]
+
+# The revocation of open tunnels: key, label, format, target (at most, ms;
+# "all": every tunnel closed), None.
+REVOKE_METRICS = [
+    ("revoke_put_answer_ms", "PUT of the run's policy: answered (ms)",
+     "{:.1f}", 100),
+    ("revoke_put_first_ms", "PUT: the first tunnel closed (ms)", "{:.1f}",
+     None),
+    ("revoke_put_last_ms", "PUT: the last tunnel closed (ms)", "{:.1f}",
+     100),
+    ("revoke_put_closed", "PUT: tunnels closed of {revoke_n}", "{:,.0f}",
+     "all"),
+    ("revoke_put_cpu_ms", "PUT: proxy CPU meanwhile (ms)", "{:.1f}", None),
+    ("revoke_hup_first_ms", "SIGHUP: the first tunnel closed (ms)",
+     "{:.1f}", None),
+    ("revoke_hup_last_ms", "SIGHUP: the last tunnel closed (ms)", "{:.1f}",
+     100),
+    ("revoke_hup_closed", "SIGHUP: tunnels closed of {revoke_n}",
+     "{:,.0f}", "all"),
+    ("revoke_hup_cpu_ms", "SIGHUP: proxy CPU meanwhile (ms)", "{:.1f}",
+     None),
+]
+
+
 def load(path):
     """{(proxy, metric): {round: value}}."""
     by_round = {}
@@ -58,12 +111,12 @@ def load(path):
     return by_round
 
 
-def round_ratios(by_round, key):
-    """intutic over direct in each round where both have a figure: the
-    two ran minutes apart at most, so a machine that sped up or slowed
-    down between rounds moves both."""
+def round_ratios(by_round, key, other=("direct", None)):
+    """intutic over direct (or over the proxy and metric `other`) in each
+    round where both have a figure: the two ran minutes apart at most, so
+    a machine that sped up or slowed down between rounds moves both."""
     mine = by_round.get(("intutic", key), {})
-    theirs = by_round.get(("direct", key), {})
+    theirs = by_round.get((other[0], other[1] or key), {})
     out = []
     for rnd in sorted(mine, key=int):
         a, b = mine[rnd], theirs.get(rnd)
@@ -103,6 +156,79 @@ def fmt_ratio(a, b):
     if a is None or b is None or b == 0:
         return "-"
     return "{:.2f}".format(a / b)
+
+
+def table(header, rows):
+    """The lines of a plain-text table, the first column to the left."""
+    widths = [max(len(str(r[i])) for r in rows + [header])
+              for i in range(len(header))]
+
+    def line(r):
+        return "  ".join(
+            (str(c).ljust(widths[i]) if i == 0 else str(c).rjust(widths[i]))
+            for i, c in enumerate(r)).rstrip()
+
+    return [line(header), line(["-" * w for w in widths])] + [
+        line(r) for r in rows]
+
+
+def markdown_table(header, rows):
+    return ["| " + " | ".join(header) + " |",
+            "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"] + [
+        "| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+
+
+def runs_rows(by_round, data):
+    """The rows of intutic-proxy with runs, against without; [] when
+    neither runs-get nor runs-setup ran."""
+    rows = []
+    for key, label, f, higher, target in RUNS_METRICS:
+        anon, runs = key.format("anon"), key.format("runs")
+        if not data.get(("intutic", anon)) and \
+                not data.get(("intutic", runs)):
+            continue
+        texts = []
+        for k in (anon, runs):
+            v, note = cell(data.get(("intutic", k), []))
+            texts.append((note or "-") if v is None else f.format(v) + note)
+        paired = round_ratios(by_round, runs, ("intutic", anon))
+        ratio = statistics.median(paired) if paired else None
+        spread = "-" if len(paired) < 2 else "{:.3f}-{:.3f}".format(
+            min(paired), max(paired))
+        ttext = result = ""
+        if target is not None:
+            ttext = "{} {:.2f}".format(">=" if higher else "<=", target)
+            result = "FAIL" if ratio is None else (
+                "pass" if (ratio >= target if higher else ratio <= target)
+                else "miss")
+        rows.append([label] + texts + [
+            "-" if ratio is None else "{:.3f}".format(ratio), spread,
+            ttext, result])
+    return rows
+
+
+def revoke_rows(data, revoke_n):
+    rows = []
+    for key, label, f, target in REVOKE_METRICS:
+        values = data.get(("intutic", key), [])
+        if not values:
+            continue
+        v, note = cell(values)
+        ok = sorted(float(x) for x in values if x not in ("FAIL", ""))
+        spread = "-" if len(ok) < 2 else (f + "-" + f).format(ok[0], ok[-1])
+        ttext = result = ""
+        if target == "all":
+            ttext = "all {:,}".format(revoke_n)
+            result = "FAIL" if v is None else (
+                "pass" if v >= revoke_n else "miss")
+        elif target is not None:
+            ttext = "< {} ms".format(target)
+            result = "FAIL" if v is None else (
+                "pass" if v < target else "miss")
+        rows.append([label.format(revoke_n="{:,}".format(revoke_n)),
+                     (note or "-") if v is None else f.format(v) + note,
+                     spread, ttext, result])
+    return rows
 
 
 def main():
@@ -160,16 +286,24 @@ def main():
             result = "-"
         rows.append([label] + texts + ratios + [ttext, result])
 
-    widths = [max(len(str(r[i])) for r in rows + [header])
-              for i in range(len(header))]
-
-    def line(r):
-        return "  ".join(
-            (str(c).ljust(widths[i]) if i == 0 else str(c).rjust(widths[i]))
-            for i, c in enumerate(r)).rstrip()
-
-    out = [line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
+    # Only the rows measured: with --only, the others would be all "-".
+    rows = [r for r in rows if r[-1] != "-" or any(
+        c != "-" for c in r[1:1 + len(PROXIES)])]
+    runs_n = int(meta.get("runs_n", "1000"))
+    revoke_n = int(meta.get("revoke_n", "1000"))
+    runs_header = ["intutic-proxy", "no run", "{:,} runs".format(runs_n),
+                   "runs/no run", "by round", "target", "result"]
+    rrows = runs_rows(by_round, data)
+    revoke_header = ["revocation of {:,} open tunnels".format(revoke_n),
+                     "median", "range", "target", "result"]
+    vrows = revoke_rows(data, revoke_n)
+    out = []
+    if rows:
+        out += table(header, rows)
+    if rrows:
+        out += ([""] if out else []) + table(runs_header, rrows)
+    if vrows:
+        out += ([""] if out else []) + table(revoke_header, vrows)
     pin = meta.get("pin") == "1"
     notes = [
         "Medians of {} round(s), interleaved (each round rotates the order)."
@@ -197,6 +331,36 @@ def main():
         "here.",
         "Versions: " + meta.get("versions", "?"),
     ]
+    if rrows or vrows:
+        notes.append(
+            "Runs: {:,} registered on the control socket in {} s, by {} "
+            "users ({}; at most {} runs of one user), each with a policy of "
+            "its own (an allowlist of the origin and the sink, a deny entry "
+            "of its own). 'no run': the same requests without credentials, "
+            "decided by the operator's rules alone, in the same rounds, each "
+            "going first in turn; runs/no run is the median of the rounds' own "
+            "ratios. GET: each request the next run's (wrk hands out "
+            "prepared requests, the same way for both); set-up: each "
+            "connection the next run's. Proxy CPU: the CPU time its "
+            "threads had (schedstat) over the requests answered; other "
+            "work on the machine changes it far less than the rates, "
+            "which follow the share of its CPU the proxy got.".format(
+                runs_n, meta.get("reg_secs", "?"),
+                len(meta.get("runs_uids", "").split(",")),
+                meta.get("runs_uids", "?"), meta.get("runs_per_user", "?")))
+    if vrows:
+        notes.append(
+            "Revocation: {:,} tunnels to sink.test held open, then "
+            "sink.test denied. PUT: all {:,} tunnels of one run "
+            "(bench-0001), a PUT of its policy with a deny entry for "
+            "sink.test, timed from before the request: to its answer "
+            "(given once every worker has decided its connections again) "
+            "and to the end (EOF or reset) the first and the last tunnel "
+            "saw. SIGHUP: one tunnel of each run, sink.test taken out of "
+            "the operator's rules, timed from the signal. Put back after "
+            "each. Proxy CPU: what its threads had from just before the "
+            "change to the last end (on a busy machine the times above "
+            "also hold the waits for a CPU).".format(revoke_n, revoke_n))
     wanted = int(meta.get("many_wanted", many_n))
     if wanted > many_n:
         notes.append(
@@ -213,8 +377,9 @@ def main():
     ]
     failures = open(failures_path).read().strip()
 
-    print("\n".join(out))
-    print()
+    if out:
+        print("\n".join(out))
+        print()
     for n in notes:
         print(n)
     if failures:
@@ -223,12 +388,10 @@ def main():
 
     if markdown:
         with open(markdown, "w") as fp:
-            fp.write("| " + " | ".join(header) + " |\n")
-            fp.write("|" + "|".join(
-                ["---"] + ["---:"] * (len(header) - 1)) + "|\n")
-            for r in rows:
-                fp.write("| " + " | ".join(str(c) for c in r) + " |\n")
-            fp.write("\n")
+            for h, rs in ((header, rows), (runs_header, rrows),
+                          (revoke_header, vrows)):
+                if rs:
+                    fp.write("\n".join(markdown_table(h, rs)) + "\n\n")
             for n in notes:
                 fp.write("- " + n + "\n")
             if failures:

@@ -6,17 +6,18 @@
 #                       [--no-pin] [--workers N] [--keep]
 #                       [--only LIST] [--with LIST]
 #
-#   --quick          one short round (about a minute): a smoke test
+#   --quick          one short round (about two minutes): a smoke test
 #   --rounds N       rounds of the interleaved measurements (default 3);
 #                    the table shows the median of each
-#   --markdown FILE  also write the table as Markdown to FILE
+#   --markdown FILE  also write the tables as Markdown to FILE
 #   --no-pin         no CPU pinning (default: the proxy under test on the
 #                    last CPU, the load generators and servers on CPU 0)
 #   --workers N      intutic-proxy --workers (default: the proxy's own,
 #                    one per processor it may run on: 1 when pinned)
 #   --keep           keep the work directory (configs, logs, raw results)
 #   --only LIST      only these measurements, comma-separated, of
-#                    memory, get, bulk, setup (default: all four)
+#                    memory, get, bulk, setup, runs-get, runs-setup,
+#                    revoke (default: all seven)
 #   --with LIST      only these, comma-separated, of direct, intutic,
 #                    squid, tinyproxy, relay (default: all five)
 #
@@ -31,6 +32,27 @@
 #   - RSS per idle tunnel (2,000 tunnels, each past the proxy's peek), on
 #     a freshly started proxy, and 10,000 tunnels held (or as many as the
 #     descriptor limit allows).
+# And for intutic-proxy alone, with 1,000 runs registered on its control
+# socket (runs.py; each with a policy of its own: an allowlist of the
+# origin and the sink, and a deny entry of its own; registered by users
+# of no account in the group of its --control-group, 250 each, as the
+# proxy keeps at most RUNS_PER_USER_MAX (proxy/runs.h) runs of one user):
+#   - runs-get: the GET above with each request a run's (Proxy-
+#     Authorization: Basic, the 1,000 runs in turn), against the same
+#     requests without credentials (the operator's rules alone, on the
+#     same proxy: no part of their way looks at runs); both from a wrk
+#     script that hands out a prepared request each time;
+#   - runs-setup: the set-up above, 1 and 8 at a time, each connection
+#     the next run's, against the same without credentials;
+#     for both, also the proxy's CPU time (its threads' schedstat) per
+#     request, which other work on the machine moves far less than rates;
+#   - revoke: 1,000 tunnels open to sink.test, then (put) a PUT of a
+#     policy that denies sink.test to their run, all 1,000 of one run
+#     (bench-0001), timed from before the request to its answer and to
+#     the end the last tunnel sees; (hup) 1,000 tunnels again, one of
+#     each run, and sink.test taken out of the operator's rules with a
+#     SIGHUP, timed from the signal.  Put back after each.  Also the
+#     proxy's CPU time meanwhile.
 # "relay" is a yardstick, not a proxy one would run: `benchtool relay`,
 # the least a CONNECT proxy can do (blocking, one tunnel at a time, no
 # names, rules or log), on the proxies' CPU.  It takes part where one
@@ -55,7 +77,8 @@ builddir=${INTUTIC_BUILD_DIR:-$top/build}
 proxybin=$builddir/proxy/intutic-proxy
 
 rounds= quick=0 markdown= pin=1 workers= keep=0
-only=memory,get,bulk,setup with=direct,intutic,squid,tinyproxy,relay
+only=memory,get,bulk,setup,runs-get,runs-setup,revoke
+with=direct,intutic,squid,tinyproxy,relay
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
@@ -74,7 +97,7 @@ done
 case "${rounds:-1}" in *[!0-9]*|0) echo "bench proxy: --rounds N, N >= 1" >&2; exit 2 ;; esac
 case "${workers:-1}" in *[!0-9]*|0) echo "bench proxy: --workers N, N >= 1" >&2; exit 2 ;; esac
 for m in ${only//,/ }; do
-	case "$m" in memory|get|bulk|setup) ;;
+	case "$m" in memory|get|bulk|setup|runs-get|runs-setup|revoke) ;;
 	*) echo "bench proxy: --only: unknown measurement '$m'" >&2; exit 2 ;; esac
 done
 for m in ${with//,/ }; do
@@ -98,6 +121,7 @@ else
 	rounds=${rounds:-3}
 fi
 get_conns=64
+runs_n=1000 revoke_n=1000
 
 say() { printf 'bench proxy: %s\n' "$*" >&2; }
 die() { printf 'bench proxy: %s\n' "$*" >&2; exit 1; }
@@ -263,6 +287,31 @@ else
 	pin=0 cpu_proxy=all cpu_load=all
 fi
 
+# Runs (runs-get, runs-setup, revoke): registered by users of no account,
+# as many as RUNS_PER_USER_MAX (proxy/runs.h) asks for $runs_n runs, in the
+# group of the proxy's --control-group, which opens its control socket to
+# them.  Numbers from 64000 up that name no user or group here and no
+# process's; they are given to short-lived registering processes only.
+runs_per_user=$(sed -n 's/^#define[[:space:]]*RUNS_PER_USER_MAX[[:space:]]*\([0-9]*\).*/\1/p' \
+    "$top/proxy/runs.h")
+[ -n "$runs_per_user" ] || die "no RUNS_PER_USER_MAX in $top/proxy/runs.h"
+used_ids=" $(ps -e -o uid=,gid= | tr -s ' \n' '  ') "
+# free_ids N DB: N numbers from 64000 up of no entry of DB (passwd,
+# group) and no process.
+free_ids() {
+	local n=$1 db=$2 id ids=()
+	for ((id = 64000; id < 65000 && ${#ids[@]} < n; id++)); do
+		getent "$db" "$id" >/dev/null 2>&1 && continue
+		case "$used_ids" in *" $id "*) continue ;; esac
+		ids+=("$id")
+	done
+	[ ${#ids[@]} -eq "$n" ] && echo "${ids[*]}"
+}
+runs_uids=$(free_ids $(( (runs_n + runs_per_user - 1) / runs_per_user )) passwd) ||
+	die "no free user ids from 64000 up for the runs' owners"
+runs_uids=${runs_uids// /,}
+bench_gid=$(free_ids 1 group) || die "no free group id from 64000 up"
+
 # ------------------------------------------------------------- files
 
 origin_port=8080 sink_port=9001 squid_port=3128 tiny_port=8888 relay_port=9101
@@ -304,8 +353,11 @@ http {
 EOF
 
 # intutic: names from the hosts file, loopback let through by a block.
-mkdir -p "$work/intutic"
-cat >"$work/intutic/rules.yaml" <<EOF
+# rules-nosink.yaml: the same without sink.test (revoke, hup); rules.yaml
+# is put back from rules-all.yaml.
+mkdir -p "$work/intutic" "$work/runs"
+chmod 755 "$work/intutic"
+cat >"$work/intutic/rules-all.yaml" <<EOF
 version: 1
 ports: [80, 443, $origin_port]
 allow:
@@ -313,6 +365,9 @@ allow:
   - "sink.test:$sink_port"
   - "127.0.0.0/8:$origin_port,$sink_port"
 EOF
+grep -v '^  - "sink.test:' "$work/intutic/rules-all.yaml" \
+    >"$work/intutic/rules-nosink.yaml"
+cp "$work/intutic/rules-all.yaml" "$work/intutic/rules.yaml"
 
 # squid: no cache (the origin's file would be served from memory), the
 # access log on as intutic's audit log is, names from the hosts file.
@@ -356,11 +411,33 @@ EOF
 chown -R nobody "$work/tinyproxy" 2>/dev/null || chmod 777 "$work/tinyproxy"
 
 # wrk: absolute-form through a proxy; results as one parseable line.
+# With BENCH_DYNAMIC set, a request() hands out prepared requests in turn:
+# one with each line of BENCH_AUTH_B64 (base64 of RUN:TOKEN) as Proxy-
+# Authorization, or one without when it is unset (runs-get).
 cat >"$work/get.lua" <<'EOF'
 local url = os.getenv("BENCH_URL")
 if url ~= nil and url ~= "" then
 	wrk.path = url
 	wrk.headers["Host"] = os.getenv("BENCH_HOST")
+end
+if os.getenv("BENCH_DYNAMIC") ~= nil then
+	local reqs, n, i = {}, 0, 0
+	local auth = os.getenv("BENCH_AUTH_B64")
+	if auth ~= nil and auth ~= "" then
+		for line in io.lines(auth) do
+			n = n + 1
+			reqs[n] = wrk.format(nil, nil, {
+			    ["Host"] = wrk.headers["Host"],
+			    ["Proxy-Authorization"] = "Basic " .. line })
+		end
+	else
+		n = 1
+		reqs[1] = wrk.format()
+	end
+	request = function()
+		i = i % n + 1
+		return reqs[i]
+	end
 end
 done = function(summary, latency, requests)
 	local e = summary.errors
@@ -422,6 +499,13 @@ rss_kib() {
 	}'
 }
 
+# cpu_ns PID: the CPU time PID's threads have had, in ns (schedstat): what
+# the proxy spent, whatever else shared its CPU.
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null |
+	    awk '{ s += $1 } END { printf "%.0f", s }'
+}
+
 stop_pid() {
 	local pid=$1 i
 	kill -TERM "$pid" 2>/dev/null || return 0
@@ -445,6 +529,7 @@ start_proxy() {
 		    --bind 127.0.0.1 --port 0 --state-dir "$work/intutic/state" \
 		    --audit "$work/intutic/audit.jsonl" --resolv-conf "$empty" \
 		    --hosts "$hosts" ${workers:+--workers "$workers"} --grace 1000 \
+		    --control-group "$bench_gid" \
 		    >>"$work/intutic/stderr.log" 2>&1 &
 		ppid[$p]=$!
 		for i in $(seq 1 100); do
@@ -536,9 +621,17 @@ ready() {
 
 # ---------------------------------------------------------- measurements
 
-m_get() {
-	local r=$1 p=$2 out=$work/out.$$ line req dur errs rerrs url
+# wrk_get ROUND PROXY METRIC [VAR=VALUE...]: the GET through PROXY, with
+# these in wrk's environment (get.lua); records METRIC_rps, _p50, _p99,
+# and with cpu_of set to a pid, METRIC_cpu_us: the CPU time that process
+# had per request.
+cpu_of=
+wrk_get() {
+	local r=$1 p=$2 m=$3 out=$work/out.$$ line req dur errs rerrs url c0
+	local what=GET
 	local -a env=()
+	shift 3
+	[ "$m" = get ] || what="GET, $m"
 	if [ "$p" = direct ]; then
 		url=http://127.0.0.1:$origin_port/100b
 	else
@@ -546,11 +639,12 @@ m_get() {
 		env=(BENCH_URL="http://origin.test:$origin_port/100b"
 		    BENCH_HOST="origin.test:$origin_port")
 	fi
-	if ! nsrun "$cpu_load" env "${env[@]}" timeout -k 5 $((get_secs + 30)) \
+	[ -n "$cpu_of" ] && c0=$(cpu_ns "$cpu_of")
+	if ! nsrun "$cpu_load" env "${env[@]}" "$@" timeout -k 5 $((get_secs + 30)) \
 	    "$wrkbin" -t 1 -c "$get_conns" -d "${get_secs}s" --timeout 5s \
 	    -s "$work/get.lua" "$url" >"$out" 2>&1; then
-		fail "$r" "$p" "GET (wrk exited non-zero)" "$out"
-		record "$r" "$p" get_rps FAIL
+		fail "$r" "$p" "$what (wrk exited non-zero)" "$out"
+		record "$r" "$p" "${m}_rps" FAIL
 		return
 	fi
 	line=$(grep '^wrk: ' "$out" | tail -1)
@@ -563,18 +657,23 @@ m_get() {
 	errs=$(awk '{ n = 0; for (i = 1; i <= NF; i++) if ($i ~ /^(connect|status|timeout)=/) { split($i, a, "="); n += a[2] } print n }' <<<"$line")
 	rerrs=$(awk '{ n = 0; for (i = 1; i <= NF; i++) if ($i ~ /^(read|write)=/) { split($i, a, "="); n += a[2] } print n }' <<<"$line")
 	if [ -z "$req" ] || [ "${req:-0}" -eq 0 ] || [ "$errs" -gt $((req / 100)) ]; then
-		fail "$r" "$p" "GET ($errs errors of $req requests: $line)" "$out"
-		record "$r" "$p" get_rps FAIL
+		fail "$r" "$p" "$what ($errs errors of $req requests: $line)" "$out"
+		record "$r" "$p" "${m}_rps" FAIL
 		return
 	fi
 	if [ "$errs" -gt 0 ] || [ "$rerrs" -gt 0 ]; then
-		printf '== round %s, %s: GET: %s failed requests (under 1%%, kept), %s read/write errors (connections closed by the proxy) of %s requests\n' \
-		    "$r" "$p" "$errs" "$rerrs" "$req" >>"$failures"
+		printf '== round %s, %s: %s: %s failed requests (under 1%%, kept), %s read/write errors (connections closed by the proxy) of %s requests\n' \
+		    "$r" "$p" "$what" "$errs" "$rerrs" "$req" >>"$failures"
 	fi
-	record "$r" "$p" get_rps "$(awk -v n="$req" -v d="$dur" 'BEGIN { printf "%.1f", n / (d / 1e6) }')"
-	record "$r" "$p" get_p50 "$(sed -n 's/.*p50_us=\([0-9]*\).*/\1/p' <<<"$line" | awk '{ printf "%.3f", $1 / 1000 }')"
-	record "$r" "$p" get_p99 "$(sed -n 's/.*p99_us=\([0-9]*\).*/\1/p' <<<"$line" | awk '{ printf "%.3f", $1 / 1000 }')"
+	record "$r" "$p" "${m}_rps" "$(awk -v n="$req" -v d="$dur" 'BEGIN { printf "%.1f", n / (d / 1e6) }')"
+	record "$r" "$p" "${m}_p50" "$(sed -n 's/.*p50_us=\([0-9]*\).*/\1/p' <<<"$line" | awk '{ printf "%.3f", $1 / 1000 }')"
+	record "$r" "$p" "${m}_p99" "$(sed -n 's/.*p99_us=\([0-9]*\).*/\1/p' <<<"$line" | awk '{ printf "%.3f", $1 / 1000 }')"
+	[ -n "$cpu_of" ] && record "$r" "$p" "${m}_cpu_us" \
+	    "$(awk -v a="$(cpu_ns "$cpu_of")" -v b="$c0" -v n="$req" 'BEGIN { printf "%.2f", (a - b) / n / 1000 }')"
+	return 0
 }
+
+m_get() { wrk_get "$1" "$2" get; }
 
 m_bulk() {
 	local r=$1 p=$2 n=$3 dir=$4 out=$work/out.$$ v
@@ -588,22 +687,36 @@ m_bulk() {
 	fi
 }
 
-m_setup() {
-	local r=$1 p=$2 par=$3 out=$work/out.$$ line
-	if nsrun "$cpu_load" timeout -k 5 $((setup_secs + 40)) "$tool" setup \
+# setup_run ROUND PROXY PAR METRIC [VAR=VALUE...]: the set-up through
+# PROXY, PAR at a time, with these in benchtool's environment; records
+# METRIC_rate_PAR, with PAR 1 METRIC_p50 and _p99, and with cpu_of set
+# METRIC_cpu_us_PAR (as wrk_get).
+setup_run() {
+	local r=$1 p=$2 par=$3 m=$4 out=$work/out.$$ line c0 what
+	shift 4
+	[ -n "$cpu_of" ] && c0=$(cpu_ns "$cpu_of")
+	if nsrun "$cpu_load" env "$@" timeout -k 5 $((setup_secs + 40)) "$tool" setup \
 	    "${paddr[$p]}" "sink.test:$sink_port" 1000000 "$par" "$setup_secs" \
 	    >"$out" 2>&1; then
 		line=$(grep '^done=' "$out")
-		record "$r" "$p" "setup_rate_$par" "$(sed -n 's/.*rate=\([0-9.]*\).*/\1/p' <<<"$line")"
+		record "$r" "$p" "${m}_rate_$par" "$(sed -n 's/.*rate=\([0-9.]*\).*/\1/p' <<<"$line")"
+		[ -n "$cpu_of" ] && record "$r" "$p" "${m}_cpu_us_$par" \
+		    "$(awk -v a="$(cpu_ns "$cpu_of")" -v b="$c0" \
+		    -v n="$(sed -n 's/^done=\([0-9]*\).*/\1/p' <<<"$line")" \
+		    'BEGIN { printf "%.2f", (a - b) / n / 1000 }')"
 		if [ "$par" = 1 ]; then
-			record "$r" "$p" setup_p50 "$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' <<<"$line")"
-			record "$r" "$p" setup_p99 "$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' <<<"$line")"
+			record "$r" "$p" "${m}_p50" "$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' <<<"$line")"
+			record "$r" "$p" "${m}_p99" "$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' <<<"$line")"
 		fi
 	else
-		fail "$r" "$p" "CONNECT set-up, $par at a time" "$out"
-		record "$r" "$p" "setup_rate_$par" FAIL
+		what="CONNECT set-up, $par at a time"
+		[ "$m" = setup ] || what="$what, $m"
+		fail "$r" "$p" "$what" "$out"
+		record "$r" "$p" "${m}_rate_$par" FAIL
 	fi
 }
+
+m_setup() { setup_run "$1" "$2" "$3" setup; }
 
 # hold P N OUT: opens N tunnels through proxy P, reads P's RSS while they
 # are held, checks them again; sets held, alive and rss (KiB).
@@ -672,6 +785,167 @@ m_memory() {
 	sleep 1
 }
 
+# ------------------------------------------------------------------ runs
+
+# The intutic-proxy (pid) whose runs are registered, and how long that took.
+runs_pid= reg_secs=
+
+# runs_ready ROUND METRIC: $runs_n runs registered on intutic-proxy (again
+# if it was started again since); else METRIC recorded as failed.
+runs_ready() {
+	local r=$1 m=$2 out=$work/runs/register.out
+	ready "$r" intutic "$m" || return 1
+	[ "$runs_pid" = "${ppid[intutic]}" ] && return 0
+	say "  registering $runs_n runs as users $runs_uids (group $bench_gid)"
+	if nsrun "$cpu_load" timeout -k 5 300 python3 "$here/runs.py" register \
+	    "$work/intutic/state" "$runs_n" "$runs_uids" "$bench_gid" \
+	    "$origin_port" "$sink_port" "$work/runs" >"$out" 2>&1; then
+		reg_secs=$(sed -n 's/^registered=.* seconds=\([0-9.]*\).*/\1/p' "$out")
+		runs_pid=${ppid[intutic]}
+		return 0
+	fi
+	fail "$r" intutic "registering $runs_n runs" "$out"
+	record "$r" intutic "$m" FAIL
+	return 1
+}
+
+# m_runs_get ROUND: the GET with and without the runs' credentials, in
+# an order that turns each round.
+m_runs_get() {
+	local r=$1 mode cpu_of
+	runs_ready "$r" runs_get_runs_rps || return 0
+	cpu_of=${ppid[intutic]}
+	for mode in $( ((r % 2)) && echo anon runs || echo runs anon); do
+		ready "$r" intutic "runs_get_${mode}_rps" || continue
+		if [ "$mode" = runs ]; then
+			wrk_get "$r" intutic runs_get_runs BENCH_DYNAMIC=1 \
+			    BENCH_AUTH_B64="$work/runs/auth.b64"
+		else
+			wrk_get "$r" intutic runs_get_anon BENCH_DYNAMIC=1
+		fi
+	done
+}
+
+# m_runs_setup ROUND PAR: the set-up, PAR at a time, with and without.
+m_runs_setup() {
+	local r=$1 par=$2 mode cpu_of
+	runs_ready "$r" "runs_setup_runs_rate_$par" || return 0
+	cpu_of=${ppid[intutic]}
+	for mode in $( ((r % 2)) && echo anon runs || echo runs anon); do
+		ready "$r" intutic "runs_setup_${mode}_rate_$par" || continue
+		if [ "$mode" = runs ]; then
+			setup_run "$r" intutic "$par" runs_setup_runs \
+			    BENCHTOOL_AUTH="$work/runs/auth.txt"
+		else
+			setup_run "$r" intutic "$par" runs_setup_anon
+		fi
+	done
+}
+
+# rules_swap FILE: the operator's rules file becomes a copy of FILE.
+rules_swap() {
+	cp "$1" "$work/intutic/rules.yaml.new" &&
+	    mv -f "$work/intutic/rules.yaml.new" "$work/intutic/rules.yaml"
+}
+
+# m_revoke ROUND put|hup: $revoke_n tunnels to sink.test, then sink.test
+# denied (put: to their run by a PUT of its policy; hup: by the operator's
+# rules and a SIGHUP); records revoke_KIND_answer_ms (put), _first_ms,
+# _last_ms (to the end each tunnel saw), _closed, and _cpu_ms (the CPU
+# time the proxy had from just before to the last end, or somewhat
+# later); puts it all back.
+m_revoke() {
+	local r=$1 kind=$2 out=$work/revoke.$$ auth bpid i held line t0 t1
+	local closed first last c0= c1=
+	runs_ready "$r" "revoke_${kind}_last_ms" || return 0
+	if [ "$kind" = put ]; then
+		auth=$work/runs/auth-one.txt
+	else
+		auth=$work/runs/auth.txt
+	fi
+	: >"$out.act"
+	# benchtool bounds itself: opening <= 30 s, all of it <= 60 s.
+	nsbg "$cpu_load" env BENCHTOOL_AUTH="$auth" "$tool" revoke \
+	    "${paddr[intutic]}" "sink.test:$sink_port" "$revoke_n" 60 \
+	    >"$out" 2>"$out.err" &
+	bpid=$!
+	pids+=("$bpid")
+	for i in $(seq 1 350); do
+		grep -q '^held=' "$out" 2>/dev/null && break
+		kill -0 "$bpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	held=$(sed -n 's/^held=\([0-9]*\).*/\1/p' "$out")
+	if [ "${held:-0}" = "$revoke_n" ]; then
+		sleep 0.5	# the proxy past every peek, quiet
+		c0=$(cpu_ns "${ppid[intutic]}")
+		if [ "$kind" = put ]; then
+			nsrun "$cpu_load" timeout -k 5 30 python3 "$here/runs.py" \
+			    put "$work/intutic/state" bench-0001 1 deny \
+			    "$origin_port" "$sink_port" >"$out.act" 2>&1 || true
+		else
+			rules_swap "$work/intutic/rules-nosink.yaml"
+			nsrun "$cpu_load" timeout -k 5 30 python3 "$here/runs.py" \
+			    hup "${ppid[intutic]}" >"$out.act" 2>&1 || true
+		fi
+		for i in $(seq 1 700); do
+			kill -0 "$bpid" 2>/dev/null || break
+			sleep 0.1
+		done
+		c1=$(cpu_ns "${ppid[intutic]}")
+	fi
+	stop_pid "$bpid"
+	# Put back what was changed; a proxy that cannot is started again.
+	rules_swap "$work/intutic/rules-all.yaml"
+	if [ "$kind" = put ]; then
+		if ! nsrun "$cpu_load" timeout -k 5 30 python3 "$here/runs.py" \
+		    put "$work/intutic/state" bench-0001 1 allow "$origin_port" \
+		    "$sink_port" >>"$out.act" 2>&1; then
+			say "cannot put bench-0001's policy back: restarting intutic"
+			restart_proxy intutic || true
+		fi
+	elif grep -q '^t0=' "$out.act" &&
+	    ! nsrun "$cpu_load" timeout -k 5 30 python3 "$here/runs.py" \
+	    reload "$work/intutic/state" "${ppid[intutic]}" >>"$out.act" 2>&1; then
+		say "the operator's rules were not put back: restarting intutic"
+		restart_proxy intutic || true
+	fi
+	line=$(grep '^closed=' "$out" || true)
+	t0=$(sed -n 's/^t0=\([0-9.]*\).*/\1/p' "$out.act" | head -1)
+	t1=$(sed -n 's/^t0=.* answered=\([0-9.]*\).*/\1/p' "$out.act" | head -1)
+	closed=$(sed -n 's/^closed=\([0-9]*\).*/\1/p' <<<"$line")
+	first=$(sed -n 's/.* first=\([0-9.]*\).*/\1/p' <<<"$line")
+	last=$(sed -n 's/.* last=\([0-9.]*\).*/\1/p' <<<"$line")
+	if [ "${held:-0}" != "$revoke_n" ] || [ -z "$t0" ] || [ -z "$last" ]; then
+		cat "$out.err" "$out.act" >>"$out" 2>/dev/null
+		fail "$r" intutic "revoke ($kind): ${held:-0} of $revoke_n tunnels open, or no change made" "$out"
+		record "$r" intutic "revoke_${kind}_last_ms" FAIL
+		return
+	fi
+	record "$r" intutic "revoke_${kind}_closed" "$closed"
+	if [ "$kind" = put ]; then
+		if grep -q 'status=200' "$out.act" && [ -n "$t1" ]; then
+			record "$r" intutic revoke_put_answer_ms \
+			    "$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.2f", (a - b) * 1000 }')"
+		else
+			fail "$r" intutic "revoke (put): the PUT was not answered 200" "$out.act"
+			record "$r" intutic revoke_put_answer_ms FAIL
+		fi
+	fi
+	if [ "$closed" != "$revoke_n" ]; then
+		cat "$out.err" >>"$out"
+		fail "$r" intutic "revoke ($kind): $closed of $revoke_n tunnels closed" "$out"
+		record "$r" intutic "revoke_${kind}_last_ms" FAIL
+		return
+	fi
+	record "$r" intutic "revoke_${kind}_first_ms" \
+	    "$(awk -v a="$first" -v b="$t0" 'BEGIN { printf "%.2f", (a - b) * 1000 }')"
+	record "$r" intutic "revoke_${kind}_last_ms" \
+	    "$(awk -v a="$last" -v b="$t0" 'BEGIN { printf "%.2f", (a - b) * 1000 }')"
+	record "$r" intutic "revoke_${kind}_cpu_ms" \
+	    "$(awk -v a="$c1" -v b="$c0" 'BEGIN { printf "%.2f", (a - b) / 1e6 }')"
+}
+
 # -------------------------------------------------------------- the run
 
 say "work directory $work, namespace $ns"
@@ -697,6 +971,11 @@ done
 for p in "${all[@]}"; do
 	start_proxy "$p" || true
 done
+if ! wanted intutic "$with"; then
+	for m in runs-get runs-setup revoke; do
+		wanted "$m" "$only" && say "$m: measured on intutic-proxy alone, which --with leaves out"
+	done
+fi
 
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 if awk -v l="$load_start" 'BEGIN { exit !(l > 1.0) }'; then
@@ -742,6 +1021,22 @@ for ((r = 1; r <= rounds; r++)); do
 			ready "$r" "$p" "setup_rate_$par" && m_setup "$r" "$p" "$par"
 		done
 	done
+	# intutic-proxy with runs: with and without credentials, then revoke.
+	wanted intutic "$with" || continue
+	if wanted runs-get "$only"; then
+		say "  intutic, $runs_n runs: GET, wrk -c $get_conns, ${get_secs}s, with and without"
+		m_runs_get "$r"
+	fi
+	for par in 1 8; do
+		wanted runs-setup "$only" || break
+		say "  intutic, $runs_n runs: CONNECT set-up, $par at a time, ${setup_secs}s, with and without"
+		m_runs_setup "$r" "$par"
+	done
+	if wanted revoke "$only"; then
+		say "  intutic, $runs_n runs: revoking $revoke_n tunnels (PUT of a run's policy, SIGHUP)"
+		m_revoke "$r" put
+		m_revoke "$r" hup
+	fi
 done
 elapsed=$(( $(date +%s) - started ))
 
@@ -750,6 +1045,7 @@ elapsed=$(( $(date +%s) - started ))
 	echo "rounds=$rounds get_secs=$get_secs get_conns=$get_conns bulk_mib=$((bulk_bytes >> 20))"
 	echo "setup_secs=$setup_secs idle_n=$idle_n many_n=$many_n workers=${workers:-default} elapsed=$elapsed"
 	echo "many_wanted=$many_wanted nofile=$nofile"
+	echo "runs_n=$runs_n runs_uids=$runs_uids runs_per_user=$runs_per_user reg_secs=${reg_secs:-none} revoke_n=$revoke_n"
 	echo "load_start=$load_start load_end=$(cut -d' ' -f1 /proc/loadavg)"
 	echo "versions: intutic=$("$proxybin" --version 2>/dev/null | awk '{ print $2 }')$(
 	    git -C "$top" rev-parse --short HEAD 2>/dev/null | sed 's/^/(tree-at-/; s/$/)/')" \
