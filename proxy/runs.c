@@ -96,6 +96,7 @@ struct runs {
 	struct run	**by_addr;	/* RUNS_INDEX */
 	uint64_t	 seed;		/* the indexes' hash key */
 	unsigned char	 key[RUNS_KEY_BYTES];
+	struct crypto_key *mackey;	/* key, ready for its MACs */
 	char		 path[PATH_MAX];	/* runs.json; "": kept nowhere */
 	runs_compile_fn	 compile;
 	void		*compile_arg;
@@ -123,7 +124,18 @@ static int
 runs_mac(const struct runs *r, const char *token, size_t len,
     unsigned char mac[RUNS_MAC_BYTES])
 {
-	return crypto_mac(r->key, RUNS_KEY_BYTES, token, len, mac);
+	return crypto_mac_key(r->mackey, token, len, mac);
+}
+
+/* The table's key made ready for its MACs: 0, or -1 and why. */
+static int
+runs_mackey(struct runs *r, char *why, size_t whylen)
+{
+	if ((r->mackey = crypto_key_new(r->key, sizeof(r->key))) != NULL)
+		return 0;
+	snprintf(why, whylen, "libcrypto has no HMAC-SHA256 for the runs' "
+	    "tokens, or memory ran out");
+	return -1;
 }
 
 /*
@@ -336,9 +348,11 @@ runs_new(const char *dir, runs_compile_fn compile, void *arg, char *why,
 	if (crypto_random(&r->seed, sizeof(r->seed)) != 0)
 		snprintf(why, whylen, "no random bytes for the runs' index");
 	else if (dir == NULL) {
-		if (crypto_random(r->key, sizeof(r->key)) == 0)
+		if (crypto_random(r->key, sizeof(r->key)) == 0 &&
+		    runs_mackey(r, why, whylen) == 0)
 			return r;
-		snprintf(why, whylen, "no random bytes for a key");
+		if (why[0] == '\0')
+			snprintf(why, whylen, "no random bytes for a key");
 	} else if (snprintf(r->path, sizeof(r->path), "%s/runs.json", dir) >=
 	    (int)sizeof(r->path))
 		snprintf(why, whylen, "the state directory's path is too long");
@@ -346,7 +360,8 @@ runs_new(const char *dir, runs_compile_fn compile, void *arg, char *why,
 		snprintf(why, whylen, "cannot create the state directory "
 		    "'%s': %s", dir, strerror(errno));
 	else if (runs_key(r, dir, why, whylen) == 0 &&
-	    runs_load(r, why, whylen) == 0 && runs_write(r, NULL, NULL, NULL) == 0)
+	    runs_mackey(r, why, whylen) == 0 && runs_load(r, why, whylen) == 0 &&
+	    runs_write(r, NULL, NULL, NULL) == 0)
 		return r;
 	else if (why[0] == '\0')
 		snprintf(why, whylen, "cannot write '%s': %s", r->path,
@@ -365,6 +380,7 @@ runs_free(struct runs *r)
 	for (i = 0; i < r->used; i++)
 		run_release(r->slot[i]);
 	explicit_bzero(r->key, sizeof(r->key));
+	crypto_key_free(r->mackey);
 	free(r->slot);
 	free(r->by_id);
 	free(r->by_addr);
