@@ -61,27 +61,32 @@ struct run_denial {
 	char		 rule[RULES_WHERE_MAX < 512 ? RULES_WHERE_MAX : 512];
 };
 
+/*
+ * A run.  What a request of the run touches comes first, together (a few
+ * cache lines: with many runs, each request may find its run's cold); what
+ * is only listed or written down follows.
+ */
 struct run {
 	int			 refs;		/* atomic */
 	size_t			 at;		/* its slot (the table's lock) */
 	size_t			 idlen;
 	char			 id[RUN_ID_MAX];
 	unsigned char		 mac[RUNS_MAC_BYTES];	/* of its token */
+	struct rules_addr	 addr;		/* its sandbox's; family 0 */
+	uint64_t		 requests;	/* atomics */
+	uint64_t		 denials;
+	uint64_t		 bytes_up;
+	uint64_t		 bytes_down;
+	pthread_mutex_t		 lock;		/* policy, ended, last, nlast */
+	struct run_policy	 policy;
+	int			 ended;
+
 	char			 command[RUN_COMMAND_MAX];
 	char			 project[RUN_PROJECT_MAX];
 	long long		 pid;
 	unsigned long long	 pid_start;	/* its start time; 0: unknown */
 	uid_t			 uid;
 	time_t			 registered;
-	struct rules_addr	 addr;		/* its sandbox's; family 0 */
-	uint64_t		 requests;	/* atomics */
-	uint64_t		 denials;
-	uint64_t		 bytes_up;
-	uint64_t		 bytes_down;
-
-	pthread_mutex_t		 lock;		/* what follows */
-	struct run_policy	 policy;
-	int			 ended;
 	struct run_denial	 last[RUN_DENIALS_MAX];	/* a ring */
 	size_t			 nlast;
 };
