@@ -53,17 +53,23 @@ struct rules_arena {
 };
 
 struct rules {
+	/* What a decision reads first, in the first lines (rules_prefetch()). */
 	int			 refs;
 	enum rules_mode		 mode;
-	char			*path;
-	uint16_t		 default_ports[RULES_PORTS_MAX];
-	size_t			 ndefault_ports;
-
 	struct rules_entry	*entries;
 	size_t			 nentries;
 	size_t			 nallow;	/* of them allow entries */
-	size_t			 entries_cap;
+	struct rules_table	 names;		/* exact and wildcard entries */
+	struct rules_table	 cidrs;		/* CIDR and IP entries */
+	size_t			 ndefault_ports;
+	size_t			 nplens_v4;
+	size_t			 nplens_v6;
+	uint16_t		 default_ports[RULES_PORTS_MAX];
+	uint8_t			 plens_v4[33];	/* prefix lengths in use */
+	uint8_t			 plens_v6[129];
 
+	char			*path;
+	size_t			 entries_cap;
 	struct rules_provider	*providers;
 	size_t			 nproviders;
 
@@ -71,13 +77,6 @@ struct rules {
 	unsigned long		 mode_line;	/* `mode:` in the top file; 0: none */
 	const char		*provider_file;	/* the first provider's name; arena */
 	unsigned long		 provider_line;
-
-	struct rules_table	 names;		/* exact and wildcard entries */
-	struct rules_table	 cidrs;		/* CIDR and IP entries */
-	uint8_t			 plens_v4[33];	/* prefix lengths in use */
-	size_t			 nplens_v4;
-	uint8_t			 plens_v6[129];
-	size_t			 nplens_v6;
 
 	struct rules_arena	 arena;
 };

@@ -24,14 +24,22 @@
 
 /* ---------------------------------------------------------------- arena */
 
-#define ARENA_BLOCK_SIZE	(256 * 1024)
-
 struct rules_arena_block {
 	struct rules_arena_block	*next;
 	size_t				 used;
 	size_t				 size;
 	max_align_t			 data[];
 };
+
+/*
+ * A set's first block is small, each next one twice the last, up to the
+ * largest: a run's policy of a few entries takes a few hundred bytes near
+ * its other allocations, not a block of its own pages (with a thousand
+ * runs, a page each would miss the TLB on every request), and an
+ * operator's file of thousands of entries still takes a few blocks.
+ */
+#define ARENA_BLOCK_MIN		(1024 - sizeof(struct rules_arena_block))
+#define ARENA_BLOCK_MAX		(256 * 1024)
 
 void *
 rules_arena_alloc(struct rules_arena *a, size_t len)
@@ -42,7 +50,10 @@ rules_arena_alloc(struct rules_arena *a, size_t len)
 
 	len = (len + align - 1) & ~(align - 1);
 	if (b == NULL || b->size - b->used < len) {
-		size = len > ARENA_BLOCK_SIZE ? len : ARENA_BLOCK_SIZE;
+		size = b == NULL ? ARENA_BLOCK_MIN : b->size < ARENA_BLOCK_MAX / 2 ?
+		    b->size * 2 : ARENA_BLOCK_MAX;
+		if (size < len)
+			size = len;
 		if ((b = malloc(sizeof(*b) + size)) == NULL)
 			return NULL;
 		b->used = 0;
@@ -101,6 +112,29 @@ rules_ref(struct rules *r)
 {
 	__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
 	return r;
+}
+
+/* Asks for lines [p, p + len) to be brought in, at most max of them. */
+static void
+prefetch_lines(const void *p, size_t len, size_t max)
+{
+	const char *c = p;
+	size_t off;
+
+	for (off = 0; off < len && off < max * 64; off += 64)
+		__builtin_prefetch(c + off);
+}
+
+void
+rules_prefetch(const struct rules *r)
+{
+	prefetch_lines(r, sizeof(*r), 8);
+	prefetch_lines(r->names.slots, (r->names.mask + 1) *
+	    sizeof(*r->names.slots), 4);
+	prefetch_lines(r->entries, r->nentries * sizeof(*r->entries), 4);
+	if (r->cidrs.slots != NULL)
+		prefetch_lines(r->cidrs.slots, (r->cidrs.mask + 1) *
+		    sizeof(*r->cidrs.slots), 2);
 }
 
 void

@@ -216,6 +216,14 @@ const char	*rules_error_str(const struct rules_error *err, char *buf,
 /* Takes another reference; returns r. */
 struct rules	*rules_ref(struct rules *r);
 
+/*
+ * Asks the processor to bring in what deciding under r reads first (its
+ * header, tables and entries), so that a set used rarely (one run's
+ * policy among many) costs one wait for memory, not one per step.  Reads
+ * nothing it has to wait for but r itself.
+ */
+void		 rules_prefetch(const struct rules *r);
+
 /* Drops a reference; frees the set with the last one.  NULL is ignored. */
 void		 rules_free(struct rules *r);
 
