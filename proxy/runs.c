@@ -62,9 +62,22 @@ struct run_denial {
 };
 
 /*
+ * What a run's listing shows and no request reads: apart, so that the
+ * runs themselves stay small and close together (struct run).
+ */
+struct run_about {
+	char			 command[RUN_COMMAND_MAX];
+	char			 project[RUN_PROJECT_MAX];
+	struct run_denial	 last[RUN_DENIALS_MAX];	/* a ring */
+	size_t			 nlast;
+};
+
+/*
  * A run.  What a request of the run touches comes first, together (a few
  * cache lines: with many runs, each request may find its run's cold); what
- * is only listed or written down follows.
+ * is only listed or written down follows, the most of it apart (struct
+ * run_about): a run is a few hundred bytes, and a thousand of them share
+ * a few dozen pages, not a page or two each.
  */
 struct run {
 	int			 refs;		/* atomic */
@@ -77,18 +90,15 @@ struct run {
 	uint64_t		 denials;
 	uint64_t		 bytes_up;
 	uint64_t		 bytes_down;
-	pthread_mutex_t		 lock;		/* policy, ended, last, nlast */
+	pthread_mutex_t		 lock;		/* policy, ended, about's last */
 	struct run_policy	 policy;
 	int			 ended;
 
-	char			 command[RUN_COMMAND_MAX];
-	char			 project[RUN_PROJECT_MAX];
 	long long		 pid;
 	unsigned long long	 pid_start;	/* its start time; 0: unknown */
 	uid_t			 uid;
 	time_t			 registered;
-	struct run_denial	 last[RUN_DENIALS_MAX];	/* a ring */
-	size_t			 nlast;
+	struct run_about	*about;
 };
 
 struct runs {
@@ -196,6 +206,10 @@ run_new(void)
 
 	if ((run = calloc(1, sizeof(*run))) == NULL)
 		return NULL;
+	if ((run->about = calloc(1, sizeof(*run->about))) == NULL) {
+		free(run);
+		return NULL;
+	}
 	run->refs = 1;
 	pthread_mutex_init(&run->lock, NULL);
 	return run;
@@ -210,6 +224,7 @@ run_release(struct run *run)
 	rules_free(run->policy.set);
 	free(run->policy.text);
 	pthread_mutex_destroy(&run->lock);
+	free(run->about);
 	explicit_bzero(run, sizeof(*run));
 	free(run);
 }
@@ -311,8 +326,10 @@ runs_load(struct runs *r, char *why, size_t whylen)
 		run->policy.generation = (unsigned long long)rec->generation;
 		snprintf(run->id, sizeof(run->id), "%s", rec->id);
 		run->idlen = strlen(run->id);
-		memcpy(run->command, rec->command, strlen(rec->command) + 1);
-		memcpy(run->project, rec->project, strlen(rec->project) + 1);
+		memcpy(run->about->command, rec->command,
+		    strlen(rec->command) + 1);
+		memcpy(run->about->project, rec->project,
+		    strlen(rec->project) + 1);
 		run->pid = rec->pid;
 		run->pid_start = (unsigned long long)rec->pid_start;
 		run->uid = (uid_t)rec->uid;
@@ -801,7 +818,7 @@ index_put(struct runs *r, struct run **tab, struct run *run, int by_addr)
 
 	while (tab[i] != NULL)
 		i = (i + 1) & (RUNS_INDEX - 1);
-	tab[i] = run;
+	__atomic_store_n(&tab[i], run, __ATOMIC_RELAXED);
 }
 
 /*
@@ -827,10 +844,41 @@ index_del(struct runs *r, struct run **tab, const struct run *run,
 		/* tab[j] stays when its home lies cyclically in (i, j] */
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
-		tab[i] = tab[j];
+		__atomic_store_n(&tab[i], tab[j], __ATOMIC_RELAXED);
 		i = j;
 	}
-	tab[i] = NULL;
+	__atomic_store_n(&tab[i], NULL, __ATOMIC_RELAXED);
+}
+
+/*
+ * Asks for the lines of a run a request touches (through its policy's
+ * reference) to come in at once, not one after the other as the request
+ * reads them: with many runs, each is likely cold.
+ */
+static void
+run_prefetch(const struct run *run)
+{
+	const char *p = (const char *)run;
+	size_t off;
+
+	for (off = 0; off < offsetof(struct run, pid); off += 64)
+		__builtin_prefetch(p + off);
+}
+
+/*
+ * Asks for the run that id[0..len) most likely names to come in, without
+ * the lock and without reading it (a prefetch of memory freed meanwhile
+ * does nothing): its token's MAC is worked out while it comes.  The
+ * indexes' slots are written with atomic stores for this reader.
+ */
+static void
+index_id_prefetch(const struct runs *r, const char *id, size_t len)
+{
+	size_t i = index_home(r, id, len);
+	const struct run *run;
+
+	if ((run = __atomic_load_n(&r->by_id[i], __ATOMIC_RELAXED)) != NULL)
+		run_prefetch(run);
 }
 
 /* The run of id[0..len) (under the lock), or NULL. */
@@ -1043,8 +1091,10 @@ runs_add(struct runs *r, struct run_reg *reg, struct rules *set)
 	}
 	snprintf(run->id, sizeof(run->id), "%s", reg->id);
 	run->idlen = strlen(run->id);
-	snprintf(run->command, sizeof(run->command), "%s", reg->command);
-	snprintf(run->project, sizeof(run->project), "%s", reg->project);
+	snprintf(run->about->command, sizeof(run->about->command), "%s",
+	    reg->command);
+	snprintf(run->about->project, sizeof(run->about->project), "%s",
+	    reg->project);
 	run->pid = reg->pid;
 	run->pid_start = start;
 	run->uid = reg->uid;
@@ -1251,14 +1301,14 @@ enum run_form {
 static int
 run_denials_json(const struct run *run, struct evbuffer *out)
 {
+	const struct run_about *ab = run->about;
 	const struct run_denial *d;
-	size_t i, n = run->nlast < RUN_DENIALS_MAX ? run->nlast :
-	    RUN_DENIALS_MAX;
+	size_t i, n = ab->nlast < RUN_DENIALS_MAX ? ab->nlast : RUN_DENIALS_MAX;
 
 	if (evbuffer_add_printf(out, ",\"" WIRE_RUN_LAST_DENIALS "\":[") < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
-		d = &run->last[(run->nlast - n + i) % RUN_DENIALS_MAX];
+		d = &ab->last[(ab->nlast - n + i) % RUN_DENIALS_MAX];
 		if (evbuffer_add_printf(out, "%s{\"" WIRE_DENIAL_TIME "\":%lld,"
 		    "\"" WIRE_DENIAL_HOST "\":", i > 0 ? "," : "",
 		    (long long)d->when) < 0 || runs_json_str(out, d->host) != 0 ||
@@ -1303,10 +1353,10 @@ run_json(struct run *run, const struct run_change *chg, enum run_form form,
 	    WIRE_RUN_PID "\":%s,\"" WIRE_RUN_REGISTERED "\":%lld,\""
 	    WIRE_RUN_COMMAND "\":", (unsigned long)run->uid, pid,
 	    (long long)run->registered) < 0 ||
-	    runs_json_str(out, run->command) != 0 ||
+	    runs_json_str(out, run->about->command) != 0 ||
 	    evbuffer_add_printf(out, ",\"" WIRE_RUN_PROJECT "\":") < 0 ||
-	    runs_json_str(out, run->project[0] != '\0' ? run->project : NULL) !=
-	    0 || evbuffer_add_printf(out, ",\"" WIRE_RUN_ADDR "\":") < 0 ||
+	    runs_json_str(out, run->about->project[0] != '\0' ?
+	    run->about->project : NULL) != 0 || evbuffer_add_printf(out, ",\"" WIRE_RUN_ADDR "\":") < 0 ||
 	    runs_json_str(out, ra->family != 0 ? rules_addr_text(ra, addr,
 	    sizeof(addr)) : NULL) != 0)
 		return -1;
@@ -1451,7 +1501,10 @@ runs_check(struct runs *r, const char *id, size_t idlen, const char *token,
 	unsigned char mac[RUNS_MAC_BYTES];
 	struct run *run;
 
-	if (!runs_id_valid(id, idlen) || runs_mac(r, token, tokenlen, mac) != 0)
+	if (!runs_id_valid(id, idlen))
+		return NULL;
+	index_id_prefetch(r, id, idlen);
+	if (runs_mac(r, token, tokenlen, mac) != 0)
 		return NULL;
 	pthread_mutex_lock(&r->lock);
 	if ((run = index_id(r, id, idlen)) != NULL &&
@@ -1474,6 +1527,8 @@ run_policy(struct run *run, struct run_policy *pol)
 	if (run->ended)
 		ret = -1;
 	else {
+		if (run->policy.set != NULL)
+			rules_prefetch(run->policy.set);
 		pol->set = run->policy.set != NULL ?
 		    rules_ref(run->policy.set) : NULL;
 		pol->generation = run->policy.generation;
@@ -1493,7 +1548,7 @@ run_count(struct run *run, const char *host, int port, const char *reason,
 		return;
 	__atomic_add_fetch(&run->denials, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&run->lock);
-	d = &run->last[run->nlast++ % RUN_DENIALS_MAX];
+	d = &run->about->last[run->about->nlast++ % RUN_DENIALS_MAX];
 	d->when = time(NULL);
 	snprintf(d->host, sizeof(d->host), "%s", host);
 	d->port = port;
