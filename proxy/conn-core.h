@@ -264,6 +264,11 @@ void		 conn_sockaddr_text(const struct sockaddr *sa, char *buf,
  * refused (407) and answered.
  */
 int		 conn_identify(struct conn *c, const struct http_head *h);
+/*
+ * Asks for what conn_identify() will look the request's run up in, so
+ * that it comes in while the request's target is parsed.
+ */
+void		 conn_identify_early(struct conn *c, const struct http_head *h);
 /* Decides (host, port) by name; 0 to go on, -1 when answered already. */
 int		 conn_decide(struct conn *c);
 /* Looks the host up (or takes its literal), picks an address, dials. */

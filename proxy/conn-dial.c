@@ -377,6 +377,44 @@ conn_credentials(struct conn *c, const struct http_header *a)
 	return run;
 }
 
+void
+conn_identify_early(struct conn *c, const struct http_head *h)
+{
+	const struct http_header *a = http_header_find(h, "proxy-authorization");
+	unsigned char id[RUN_ID_MAX + 8];
+	const char *v, *colon = NULL;
+	size_t len, want, k;
+	long n = 0;
+
+	if (a == NULL || a->value_len <= 6 ||
+	    strncasecmp(a->value, "Basic ", 6) != 0)
+		return;
+	v = a->value + 6;
+	len = a->value_len - 6;
+	while (len > 0 && *v == ' ') {
+		v++;
+		len--;
+	}
+	/*
+	 * The id's part alone, not the token's: the base64 of an id of up to
+	 * 20 bytes and its colon first (exec's are 20: "run-" and 16 hex
+	 * digits), of the longest then; whole groups of four each.
+	 */
+	for (k = 0; k < 2 && colon == NULL; k++) {
+		want = k == 0 ? 28 : (sizeof(id) - 2) / 3 * 4;
+		if ((n = crypto_base64(v, (len < want ? len : want) &
+		    ~(size_t)3, id, sizeof(id))) <= 0)
+			break;
+		colon = memchr(id, ':', (size_t)n);
+		if (len <= want)
+			break;
+	}
+	if (colon != NULL)
+		runs_prefetch_id(c->p->runs, (const char *)id,
+		    (size_t)(colon - (const char *)id));
+	explicit_bzero(id, sizeof(id));
+}
+
 /*
  * The run a request belongs to.  First the kernel's word: a connection
  * from a sandbox's address (conn_peer(): not from this host itself) is
@@ -398,9 +436,19 @@ conn_identify(struct conn *c, const struct http_head *h)
 	char peer[RULES_ADDR_TEXT_MAX], detail[256];
 
 	c->req.run[0] = '\0';
-	conn_run_drop(c);
+	/*
+	 * The last request's run and policy are let go only once this one's
+	 * are found: with many runs their lines are likely cold, and come in
+	 * meanwhile.
+	 */
+	if (c->run != NULL)
+		run_prefetch(c->run);
+	if (c->policy != NULL)
+		rules_prefetch_blind(c->policy);
 	if (c->sandboxed)
 		run = runs_by_addr(c->p->runs, &c->peer);
+	named = a != NULL ? conn_credentials(c, a) : NULL;
+	conn_run_drop(c);
 	if (a == NULL && run == NULL && c->sandboxed) {
 		snprintf(detail, sizeof(detail), "a connection from %s (not "
 		    "from this host itself: a sandbox's) must be a run's: start "
@@ -409,7 +457,7 @@ conn_identify(struct conn *c, const struct http_head *h)
 		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, detail);
 		return -1;
 	}
-	if (a == NULL && c->p->cfg.require_run) {
+	if (a == NULL && run == NULL && c->p->cfg.require_run) {
 		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, "this proxy takes "
 		    "only requests of a run (--require-run), with its "
 		    "credentials: start the command with `intutic exec`, whose "
@@ -417,7 +465,6 @@ conn_identify(struct conn *c, const struct http_head *h)
 		return -1;
 	}
 	if (a != NULL) {
-		named = conn_credentials(c, a);
 		if (named == NULL || (run != NULL && named != run)) {
 			snprintf(detail, sizeof(detail), "%s", named == NULL ?
 			    "the proxy credentials name no run this proxy "

@@ -101,14 +101,25 @@ struct run {
 	struct run_about	*about;
 };
 
+/*
+ * A slot of an index: the run, and its policy's compiled set, which a
+ * request can then ask for together with the run, from the slot alone
+ * (index_id_prefetch()).  Written with atomic stores (the lock held), as
+ * the prefetch reads them without it.
+ */
+struct runs_slot {
+	struct run		*run;
+	const struct rules	*policy;	/* a hint: only ever prefetched */
+};
+
 struct runs {
 	pthread_mutex_t	 change;	/* one change at a time, file and all */
 	pthread_mutex_t	 lock;		/* the slots and the indexes */
 	struct run	**slot;		/* RUNS_MAX */
 	size_t		 used;
 	/* The runs by id and by address: open addressing, linear probing. */
-	struct run	**by_id;	/* RUNS_INDEX */
-	struct run	**by_addr;	/* RUNS_INDEX */
+	struct runs_slot *by_id;	/* RUNS_INDEX */
+	struct runs_slot *by_addr;	/* RUNS_INDEX */
 	uint64_t	 seed;		/* the indexes' hash key */
 	unsigned char	 key[RUNS_KEY_BYTES];
 	struct crypto_key *mackey;	/* key, ready for its MACs */
@@ -810,15 +821,38 @@ run_home(const struct runs *r, const struct run *run, int by_addr)
 	return index_home(r, key, n);
 }
 
+/* Sets a slot (under the lock). */
+static void
+slot_set(struct runs_slot *s, struct run *run, const struct rules *policy)
+{
+	__atomic_store_n(&s->run, run, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->policy, policy, __ATOMIC_RELAXED);
+}
+
 /* Puts run in an index (under the lock; it has room: RUNS_INDEX > RUNS_MAX). */
 static void
-index_put(struct runs *r, struct run **tab, struct run *run, int by_addr)
+index_put(struct runs *r, struct runs_slot *tab, struct run *run, int by_addr)
 {
 	size_t i = run_home(r, run, by_addr);
 
-	while (tab[i] != NULL)
+	while (tab[i].run != NULL)
 		i = (i + 1) & (RUNS_INDEX - 1);
-	__atomic_store_n(&tab[i], run, __ATOMIC_RELAXED);
+	slot_set(&tab[i], run, run->policy.set);
+}
+
+/* The slot of run in an index (under the lock), or NULL. */
+static struct runs_slot *
+index_slot(struct runs *r, struct runs_slot *tab, const struct run *run,
+    int by_addr)
+{
+	size_t i = run_home(r, run, by_addr);
+
+	while (tab[i].run != run) {
+		if (tab[i].run == NULL)
+			return NULL;
+		i = (i + 1) & (RUNS_INDEX - 1);
+	}
+	return &tab[i];
 }
 
 /*
@@ -826,36 +860,44 @@ index_put(struct runs *r, struct run **tab, struct run *run, int by_addr)
  * back so that no probe stops short (no tombstones).
  */
 static void
-index_del(struct runs *r, struct run **tab, const struct run *run,
+index_del(struct runs *r, struct runs_slot *tab, const struct run *run,
     int by_addr)
 {
-	size_t i = run_home(r, run, by_addr), j, k;
+	struct runs_slot *s = index_slot(r, tab, run, by_addr);
+	size_t i, j, k;
 
-	while (tab[i] != run) {
-		if (tab[i] == NULL)
-			return;
-		i = (i + 1) & (RUNS_INDEX - 1);
-	}
-	for (j = i;;) {
+	if (s == NULL)
+		return;
+	for (i = j = (size_t)(s - tab);;) {
 		j = (j + 1) & (RUNS_INDEX - 1);
-		if (tab[j] == NULL)
+		if (tab[j].run == NULL)
 			break;
-		k = run_home(r, tab[j], by_addr);
+		k = run_home(r, tab[j].run, by_addr);
 		/* tab[j] stays when its home lies cyclically in (i, j] */
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
-		__atomic_store_n(&tab[i], tab[j], __ATOMIC_RELAXED);
+		slot_set(&tab[i], tab[j].run, tab[j].policy);
 		i = j;
 	}
-	__atomic_store_n(&tab[i], NULL, __ATOMIC_RELAXED);
+	slot_set(&tab[i], NULL, NULL);
 }
 
-/*
- * Asks for the lines of a run a request touches (through its policy's
- * reference) to come in at once, not one after the other as the request
- * reads them: with many runs, each is likely cold.
- */
+/* Points run's slots at its policy now (under `change`). */
 static void
+runs_hint(struct runs *r, struct run *run)
+{
+	struct runs_slot *s;
+
+	pthread_mutex_lock(&r->lock);
+	if ((s = index_slot(r, r->by_id, run, 0)) != NULL)
+		slot_set(s, run, run->policy.set);
+	if (run->addr.family != 0 &&
+	    (s = index_slot(r, r->by_addr, run, 1)) != NULL)
+		slot_set(s, run, run->policy.set);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
 run_prefetch(const struct run *run)
 {
 	const char *p = (const char *)run;
@@ -866,19 +908,30 @@ run_prefetch(const struct run *run)
 }
 
 /*
- * Asks for the run that id[0..len) most likely names to come in, without
- * the lock and without reading it (a prefetch of memory freed meanwhile
- * does nothing): its token's MAC is worked out while it comes.  The
- * indexes' slots are written with atomic stores for this reader.
+ * Asks for the run that id[0..len) most likely names, and its policy, to
+ * come in, without the lock and without reading either (a prefetch of
+ * memory freed meanwhile does nothing): its token's MAC is worked out
+ * while they come.
  */
 static void
 index_id_prefetch(const struct runs *r, const char *id, size_t len)
 {
-	size_t i = index_home(r, id, len);
+	const struct runs_slot *s = &r->by_id[index_home(r, id, len)];
+	const struct rules *policy;
 	const struct run *run;
 
-	if ((run = __atomic_load_n(&r->by_id[i], __ATOMIC_RELAXED)) != NULL)
-		run_prefetch(run);
+	if ((run = __atomic_load_n(&s->run, __ATOMIC_RELAXED)) == NULL)
+		return;
+	run_prefetch(run);
+	if ((policy = __atomic_load_n(&s->policy, __ATOMIC_RELAXED)) != NULL)
+		rules_prefetch_blind(policy);
+}
+
+void
+runs_prefetch_id(struct runs *r, const char *id, size_t len)
+{
+	if (runs_id_valid(id, len))
+		__builtin_prefetch(&r->by_id[index_home(r, id, len)]);
 }
 
 /* The run of id[0..len) (under the lock), or NULL. */
@@ -888,7 +941,7 @@ index_id(const struct runs *r, const char *id, size_t len)
 	size_t i = index_home(r, id, len);
 	struct run *run;
 
-	while ((run = r->by_id[i]) != NULL) {
+	while ((run = r->by_id[i].run) != NULL) {
 		if (run->idlen == len && memcmp(run->id, id, len) == 0)
 			return run;
 		i = (i + 1) & (RUNS_INDEX - 1);
@@ -919,7 +972,7 @@ index_addr(const struct runs *r, const struct rules_addr *a)
 		return NULL;
 	key = addr_key(a, &n);
 	i = index_home(r, key, n);
-	while ((run = r->by_addr[i]) != NULL) {
+	while ((run = r->by_addr[i].run) != NULL) {
 		if (addr_equal(&run->addr, a))
 			return run;
 		i = (i + 1) & (RUNS_INDEX - 1);
@@ -1221,6 +1274,7 @@ runs_set_policy(struct runs *r, const char *id, const struct runs_peer *who,
 			old = run->policy;
 			run->policy = pol;
 			pthread_mutex_unlock(&run->lock);
+			runs_hint(r, run);
 			rules_free(old.set);
 			free(old.text);
 			*gen = pol.generation;

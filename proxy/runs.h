@@ -164,6 +164,13 @@ int		 runs_json(struct runs *, const char *id,
 		    const struct runs_peer *who, struct evbuffer *out);
 
 /*
+ * Asks for the index slot of run id[0..len) to come in: a request calls it
+ * as soon as it has its credentials, and runs_check() later, with other
+ * work done meanwhile, finds the slot there.  Reads nothing of the table
+ * but its fixed parts.
+ */
+void		 runs_prefetch_id(struct runs *, const char *id, size_t len);
+/*
  * The run `id` is when registered with `token` (compared in constant
  * time): a new reference, or NULL.
  */
@@ -189,6 +196,12 @@ size_t		 runs_sweep_gone(struct runs *);
 
 /* Drops a reference (NULL is nothing); the last one frees the run. */
 void		 run_release(struct run *);
+/*
+ * Asks for the lines of a run a request touches (through its policy's
+ * reference) to come in at once, not one after the other as the request
+ * reads them: with many runs, each is likely cold.  Reads nothing.
+ */
+void		 run_prefetch(const struct run *);
 const char	*run_id(const struct run *);
 
 /*

@@ -45,6 +45,7 @@ conn_connect_request(struct conn *c, const struct http_head *h,
 
 	(void)avail;
 	conn_req_begin(c, &conn_way_connect, "connect");
+	conn_identify_early(c, h);
 	if (h->target_len >= sizeof(target)) {
 		conn_fail(c, 400, CONN_REASON_INVALID_HOST,
 		    "the CONNECT target is too long");

@@ -45,6 +45,7 @@ conn_http_request(struct conn *c, const struct http_head *h,
 
 	(void)avail;
 	conn_req_begin(c, &conn_way_forward, "http");
+	conn_identify_early(c, h);
 	METRIC_ADD(c->p, requests_http, 1);
 
 	if (http_target_split(h->target, h->target_len, &auth, &authlen, &path,

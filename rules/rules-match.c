@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "rules.h"
@@ -126,15 +127,27 @@ prefetch_lines(const void *p, size_t len, size_t max)
 }
 
 void
+rules_prefetch_blind(const struct rules *r)
+{
+	/*
+	 * A small set's other parts were allocated right after it, by one
+	 * thread, one after the other: most likely they follow it.
+	 */
+	prefetch_lines(r, 2048, 32);
+}
+
+void
 rules_prefetch(const struct rules *r)
 {
-	prefetch_lines(r, sizeof(*r), 8);
+	prefetch_lines(r, offsetof(struct rules, path), 8);
 	prefetch_lines(r->names.slots, (r->names.mask + 1) *
 	    sizeof(*r->names.slots), 4);
 	prefetch_lines(r->entries, r->nentries * sizeof(*r->entries), 4);
 	if (r->cidrs.slots != NULL)
 		prefetch_lines(r->cidrs.slots, (r->cidrs.mask + 1) *
 		    sizeof(*r->cidrs.slots), 2);
+	if (r->arena.head != NULL)	/* the newest block: keys, ports */
+		prefetch_lines(r->arena.head, 256, 4);
 }
 
 void

@@ -220,9 +220,11 @@ struct rules	*rules_ref(struct rules *r);
  * Asks the processor to bring in what deciding under r reads first (its
  * header, tables and entries), so that a set used rarely (one run's
  * policy among many) costs one wait for memory, not one per step.  Reads
- * nothing it has to wait for but r itself.
+ * nothing it has to wait for but r itself.  rules_prefetch_blind() asks
+ * for the header alone and reads nothing: r may be a stale pointer.
  */
 void		 rules_prefetch(const struct rules *r);
+void		 rules_prefetch_blind(const struct rules *r);
 
 /* Drops a reference; frees the set with the last one.  NULL is ignored. */
 void		 rules_free(struct rules *r);

@@ -440,7 +440,17 @@ test_expect_success 'identity: an address is one run'"'"'s, set once; bad addres
 	test "$(python3 doc.py get one.json addr)" = None
 '
 
-test_expect_success 'identity: kept across a restart; gone with the run' '
+test_expect_success 'identity: kept across a restart; under --require-run the address is the run, a request of no run from the host still 407' '
+	stop_proxy &&
+	start_proxy rules.yaml --bind "127.0.0.1,$SBX_GW" --require-run &&
+	audit_mark &&
+	from $SBX_A -o /dev/null -w "%{http_code}\n" "$A" >code &&
+	expect_code 200 &&
+	audit_since 1 &&
+	audit_expect 1 event=decision run=run-sbx host=allowed.test decision=allow &&
+	curl -sS --max-time "$TEST_CURL_SECONDS" -o /dev/null -w "%{http_code}\n" \
+		-x "http://127.0.0.1:$PROXY_PORT" "$A" >code &&
+	expect_code 407 &&
 	stop_proxy &&
 	start_proxy rules.yaml --bind "127.0.0.1,$SBX_GW" &&
 	from $SBX_A -o /dev/null -w "%{http_code}\n" "$A" >code &&
