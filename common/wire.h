@@ -69,11 +69,13 @@
 #define WIRE_RUNS_PATH		"/v1/runs"
 #define WIRE_RUN_POLICY_PATH	"/policy"	/* after /v1/runs/RUN */
 #define WIRE_RUN_ADDR_PATH	"/addr"		/* after /v1/runs/RUN */
-/* GET /v1/rules: the operator's rules, {"generation":N,"path":P,"rules":R}
- * (R a rule document as JSON text, rules_dump()). */
+/* GET /v1/rules: the operator's rules, {"generation":N,"path":P,"rules":R,
+ * "where":W} (R a rule document as JSON text, rules_dump(); W the file:line
+ * of each of its entries, in R's order, rules_dump_where()). */
 #define WIRE_RULES_PATH		"/v1/rules"
 #define WIRE_RULES_GENERATION	"generation"
 #define WIRE_RULES_FILE		"path"
 #define WIRE_RULES_TEXT		"rules"
+#define WIRE_RULES_WHERE	"where"
 
 #endif /* INTUTIC_WIRE_H */

@@ -296,27 +296,75 @@ policy_load(const char *id, const char *text, struct rules **out, char *why,
 	return 0;
 }
 
-/* What GET /v1/rules answers: the rule file's path and the rules. */
+/*
+ * What GET /v1/rules answers: the rule file's path, the rules, and where
+ * each of their entries is in the operator's files.
+ */
 struct policy_answer {
 	char	 path[RULES_PATH_MAX];
 	char	*text;		/* malloc'd */
 	size_t	 len;
+	char	**where;	/* malloc'd, each too; NULL: not told */
+	size_t	 nwhere;
 };
+
+/* "where": an array of "file:line" strings, into a. */
+static int
+policy_answer_where(struct yread *p, struct policy_answer *a)
+{
+	const yaml_event_t *ev = &p->ev;
+	char q[YREAD_QUOTE_BUF], **grown;
+	size_t cap = 0;
+
+	if (a->where != NULL)
+		return yread_skip(p);
+	if (ev->type != YAML_SEQUENCE_START_EVENT)
+		return yread_fail(p, &ev->start_mark, "found %s: expected '"
+		    WIRE_RULES_WHERE "' an array of strings",
+		    yread_describe(p, q, sizeof(q)));
+	if ((a->where = calloc(1, sizeof(*a->where))) == NULL)
+		return yread_fail(p, NULL, "out of memory");
+	for (;;) {
+		if (yread_next(p) != 0)
+			return -1;
+		if (ev->type == YAML_SEQUENCE_END_EVENT)
+			return 0;
+		if (yread_string(p, WIRE_RULES_WHERE, "a string") != 0)
+			return -1;
+		if (a->nwhere + 1 >= cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((grown = reallocarray(a->where, cap,
+			    sizeof(*grown))) == NULL)
+				return yread_fail(p, NULL, "out of memory");
+			a->where = grown;
+		}
+		if ((a->where[a->nwhere] = strndup((const char *)
+		    ev->data.scalar.value, ev->data.scalar.length)) == NULL)
+			return yread_fail(p, NULL, "out of memory");
+		a->nwhere++;
+	}
+}
 
 /* {"generation": N, "path": P, "rules": R}: P and R into arg. */
 static int
 policy_answer_map(struct yread *p, void *arg)
 {
-	static const char *const keys[] = { WIRE_RULES_FILE, WIRE_RULES_TEXT };
+	static const char *const keys[] = { WIRE_RULES_FILE, WIRE_RULES_TEXT,
+	    WIRE_RULES_WHERE };
 	struct policy_answer *a = arg;
 	const yaml_event_t *ev = &p->ev;
 	char other[YREAD_QUOTE_BUF];
 	size_t len;
 	int k;
 
-	while ((k = yread_pair(p, keys, 2, other, sizeof(other))) >= 0) {
-		if (k == 2) {			/* the generation, and newer keys */
+	while ((k = yread_pair(p, keys, 3, other, sizeof(other))) >= 0) {
+		if (k == 3) {			/* the generation, and newer keys */
 			if (yread_skip(p) != 0)
+				return -1;
+			continue;
+		}
+		if (k == 2) {
+			if (policy_answer_where(p, a) != 0)
 				return -1;
 			continue;
 		}
@@ -354,6 +402,7 @@ policy_ceiling(const char *sock, struct rules **out, long *status,
 	struct yread p;
 	char name[RULES_PATH_MAX + sizeof(POLICY_CEILING_NAME)];
 	char msg[RULES_WHERE_MAX + RULES_ERROR_MAX + 8], *answer = NULL;
+	size_t i;
 	int r = -1;
 
 	*out = NULL;
@@ -376,8 +425,18 @@ policy_ceiling(const char *sock, struct rules **out, long *status,
 		    sizeof(msg)));
 		goto out;
 	}
+	/*
+	 * Its entries named by their places in the operator's files, as the
+	 * proxy names them; a proxy that does not tell leaves the dump's.
+	 */
+	if (a.where != NULL)
+		(void)rules_set_where(*out, (const char *const *)a.where,
+		    a.nwhere);
 	r = 0;
  out:
+	for (i = 0; i < a.nwhere; i++)
+		free(a.where[i]);
+	free(a.where);
 	free(a.text);
 	free(answer);
 	return r;

@@ -79,17 +79,36 @@ proxy_rechecked(struct proxy *p, uint64_t rev)
 }
 
 /*
- * The set as the control API serves it (GET /v1/rules): its JSON text,
- * made once per set.  NULL when out of memory (the set is taken all the
- * same; the API then says so).
+ * The set as the control API serves it (GET /v1/rules), made once per set:
+ * the members "rules" (its JSON text, as a string) and "where" (the file
+ * and line of each of its entries, in the text's order).  NULL when out of
+ * memory (the set is taken all the same; the API then says so).
  */
 static char *
 proxy_rules_text(const struct rules *r)
 {
-	char *text;
-	size_t len;
+	struct evbuffer *b;
+	char *text = NULL, *where = NULL, *out = NULL;
+	size_t len, wlen, n;
 
-	return rules_dump(r, &text, &len) == 0 ? text : NULL;
+	if (rules_dump(r, &text, &len) != 0 ||
+	    rules_dump_where(r, &where, &wlen) != 0 ||
+	    (b = evbuffer_new()) == NULL) {
+		free(text);
+		free(where);
+		return NULL;
+	}
+	if (evbuffer_add_printf(b, "\"" WIRE_RULES_TEXT "\":") >= 0 &&
+	    runs_json_str(b, text) == 0 &&
+	    evbuffer_add_printf(b, ",\"" WIRE_RULES_WHERE "\":%s", where) >= 0 &&
+	    (out = malloc((n = evbuffer_get_length(b)) + 1)) != NULL) {
+		evbuffer_remove(b, out, n);
+		out[n] = '\0';
+	}
+	evbuffer_free(b);
+	free(text);
+	free(where);
+	return out;
 }
 
 /* ------------------------------------------------------------- metrics */

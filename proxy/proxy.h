@@ -132,7 +132,7 @@ struct proxy {
 	pthread_mutex_t		 rules_lock;
 	struct rules		*rules;		/* current set; rules_lock */
 	unsigned long long	 rules_gen;	/* its generation; rules_lock */
-	char			*rules_text;	/* it as JSON; rules_lock */
+	char			*rules_text;	/* it as JSON members; rules_lock */
 	uint64_t		 recheck_rev;	/* rechecks asked (atomic) */
 	struct audit		*audit;
 	struct hosts		*hosts;		/* --hosts, read once */

@@ -690,8 +690,7 @@ control_rules(struct conn *c)
 	r = evbuffer_add_printf(body, "{\"" WIRE_RULES_GENERATION "\":%llu,\""
 	    WIRE_RULES_FILE "\":", gen) >= 0 &&
 	    runs_json_str(body, c->p->cfg.rules_path) == 0 &&
-	    evbuffer_add_printf(body, ",\"" WIRE_RULES_TEXT "\":") >= 0 &&
-	    runs_json_str(body, text) == 0 && evbuffer_add(body, "}", 1) == 0;
+	    evbuffer_add_printf(body, ",%s}", text) >= 0;
 	free(text);
 	if (r)
 		control_answer(c, 200, body);

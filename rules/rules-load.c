@@ -1036,3 +1036,96 @@ rules_dump(const struct rules *r, char **out, size_t *len)
 	*len = d.len;
 	return 0;
 }
+
+/*
+ * The entries in the order rules_dump() writes them: the allow entries,
+ * then the deny entries, each in the order loaded.  The index in
+ * r->entries of the one after entry i (SIZE_MAX: the first), or
+ * r->nentries past the last.
+ */
+static size_t
+dump_next(const struct rules *r, size_t i)
+{
+	int deny = i != SIZE_MAX && r->entries[i].deny != 0;
+	size_t j = i == SIZE_MAX ? 0 : i + 1;
+
+	for (;;) {
+		for (; j < r->nentries; j++)
+			if ((r->entries[j].deny != 0) == deny)
+				return j;
+		if (deny)
+			return r->nentries;
+		deny = 1;
+		j = 0;
+	}
+}
+
+int
+rules_dump_where(const struct rules *r, char **out, size_t *len)
+{
+	char where[RULES_WHERE_MAX];
+	struct dump d;
+	size_t k;
+
+	*out = NULL;
+	*len = 0;
+	memset(&d, 0, sizeof(d));
+	dump_str(&d, "[");
+	for (k = dump_next(r, SIZE_MAX); k < r->nentries; k = dump_next(r, k)) {
+		if (d.len > 1)
+			dump_str(&d, ",");
+		dump_string(&d, rules_entry_where(&r->entries[k], where,
+		    sizeof(where)));
+	}
+	dump_str(&d, "]");
+	if (d.error != 0) {
+		free(d.buf);
+		errno = d.error;
+		return -1;
+	}
+	*out = d.buf;
+	*len = d.len;
+	return 0;
+}
+
+int
+rules_set_where(struct rules *r, const char *const *where, size_t n)
+{
+	struct rules_entry *e;
+	const char **file;
+	unsigned long *line;
+	const char *colon;
+	char *end;
+	size_t i, k;
+	int ret = -1;
+
+	if (n != r->nentries)
+		return -1;
+	/* Each checked and copied first: a bad one changes nothing. */
+	file = calloc(n + 1, sizeof(*file));
+	line = calloc(n + 1, sizeof(*line));
+	if (file == NULL || line == NULL)
+		goto out;
+	for (k = 0; k < n; k++) {
+		if ((colon = strrchr(where[k], ':')) == NULL ||
+		    colon == where[k] || colon[1] < '0' || colon[1] > '9')
+			goto out;
+		errno = 0;
+		line[k] = strtoul(colon + 1, &end, 10);
+		if (errno != 0 || *end != '\0' || line[k] > UINT32_MAX ||
+		    (size_t)(colon - where[k]) >= RULES_PATH_MAX ||
+		    (file[k] = rules_arena_strndup(&r->arena, where[k],
+		    (size_t)(colon - where[k]))) == NULL)
+			goto out;
+	}
+	for (k = 0, i = dump_next(r, SIZE_MAX); i < n; k++, i = dump_next(r, i)) {
+		e = &r->entries[i];
+		e->file = file[k];
+		e->line = (uint32_t)line[k];
+	}
+	ret = 0;
+ out:
+	free(file);
+	free(line);
+	return ret;
+}

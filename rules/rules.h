@@ -283,6 +283,23 @@ const struct rules_provider	*rules_provider_get(const struct rules *r,
  */
 int	 rules_dump(const struct rules *r, char **out, size_t *len);
 
+/*
+ * Where each entry of rules_dump()'s text came from, as a JSON array of
+ * "file:line" strings in the order the dump writes the entries; so that
+ * a dump loaded elsewhere can name them as the rules they came from do
+ * (rules_set_where()).  Out and errors as rules_dump()'s.
+ */
+int	 rules_dump_where(const struct rules *r, char **out, size_t *len);
+
+/*
+ * Gives the entries of r, a set loaded from a dump, the places of
+ * rules_dump_where(): n of them, "file:line" each, in the dump's order.
+ * 0; or -1 when n is not r's count of entries or one is not file:line
+ * (then nothing changed).  rules_entry_where() and every message then
+ * name them so.
+ */
+int	 rules_set_where(struct rules *r, const char *const *where, size_t n);
+
 /* -------------------------------------------------------------- decisions */
 
 struct rules_decision {

@@ -352,10 +352,11 @@ test_expect_success 'rules test --run decides as the proxy did: a host its polic
 		"allowed.test:$ALLOWED_TEST_PORT" 127.0.0.1 >rt &&
 	test_grep "^decision: allow\$" rt &&
 	test_grep "^reason:   allowed\$" rt &&
-	test_grep "^rule:     the proxy.s rules \(rules.yaml\):[0-9]+ \(allow allowed.test\)\$" rt &&
+	line=$(grep -n "^  - allowed.test\$" rules.yaml | cut -d: -f1) &&
+	test_grep "^rule:     rules.yaml:$line \(allow allowed.test\)\$" rt &&
 	test_grep "^dial:     127.0.0.1\$" rt &&
 	audit_expect 1 event=decision run="$a" host=allowed.test decision=allow \
-		reason=allowed addr=127.0.0.1 &&
+		reason=allowed addr=127.0.0.1 "rule=rules.yaml:$line" &&
 	test_expect_code 1 "$INTUTIC" rules test --run "$(cat b.run)" \
 		--state-dir "$PROXY_DIR/state" "other.test:$OTHER_TEST_PORT" >rt &&
 	test_grep "^reason:   not-allowlisted\$" rt &&

@@ -635,6 +635,69 @@ is_json(const char *text, size_t len, char *err, size_t errlen)
 }
 
 /*
+ * rules_dump_where() of r names its entries in the dump's order, and
+ * rules_set_where() gives back (r's dump, loaded) those places; bad lists
+ * are refused with nothing changed.
+ */
+static void
+where_check(const struct rules *r, struct rules *back, const char *what)
+{
+	char **w, *text = NULL, *want = NULL, a[RULES_WHERE_MAX];
+	char b[RULES_WHERE_MAX];
+	const char **v;
+	size_t n = rules_count(r), i, k = 0, len, wlen = 2;
+	int same = 1;
+
+	if ((w = calloc(n + 1, sizeof(*w))) == NULL)
+		return;
+	for (int deny = 0; deny <= 1; deny++)
+		for (i = 0; i < n; i++)
+			if (rules_entry_is_deny(rules_entry_at(r, i)) == deny &&
+			    (w[k++] = strdup(rules_entry_where(rules_entry_at(r,
+			    i), a, sizeof(a)))) != NULL)
+				wlen += strlen(w[k - 1]) + 3;
+	if ((want = malloc(wlen)) != NULL) {
+		snprintf(want, wlen, "[");
+		for (i = 0; i < k; i++)
+			snprintf(want + strlen(want), wlen - strlen(want),
+			    "%s\"%s\"", i > 0 ? "," : "", w[i]);
+		snprintf(want + strlen(want), wlen - strlen(want), "]");
+	}
+	if (tap_is_int(rules_dump_where(r, &text, &len), 0,
+	    "%s: where its entries are from, dumped", what))
+		tap_is_str(text, want, "%s: file:line of each, in the dump's "
+		    "order", what);
+	if (n > 0 && (v = calloc(n, sizeof(*v))) != NULL) {
+		tap_is_int(rules_set_where(back, (const char *const *)w,
+		    n - 1), -1, "%s: a list one short is refused", what);
+		memcpy(v, w, n * sizeof(*v));
+		v[n - 1] = "nowhere";
+		tap_is_int(rules_set_where(back, v, n), -1,
+		    "%s: a place with no line is refused", what);
+		v[n - 1] = "file:12x";
+		tap_is_int(rules_set_where(back, v, n), -1,
+		    "%s: a line not a number is refused", what);
+		tap_ok(strncmp(rules_entry_where(rules_entry_at(back, 0), b,
+		    sizeof(b)), "dump:", 5) == 0, "%s: and nothing changed: "
+		    "%s", what, b);
+		free(v);
+	}
+	tap_is_int(rules_set_where(back, (const char *const *)w, n), 0,
+	    "%s: the places set", what);
+	for (i = 0; i < n; i++)
+		if (strcmp(rules_entry_where(rules_entry_at(back, i), b,
+		    sizeof(b)), w[i]) != 0)
+			same = 0;
+	tap_ok(same, "%s: the loaded dump names its entries as the set does",
+	    what);
+	for (i = 0; i < n; i++)
+		free(w[i]);
+	free(w);
+	free(want);
+	free(text);
+}
+
+/*
  * Dumps `r`, loads the dump and dumps that again: the two texts must be
  * the same, and so must what the two sets hold.  Returns the loaded dump
  * (NULL on failure) and its text in *text.
@@ -692,6 +755,7 @@ round_trip(const struct rules *r, const char *what, char **text)
 		}
 	}
 	tap_ok(same, "%s: the same entries, allow then deny", what);
+	where_check(r, back, what);
 
 	same = rules_provider_count(back) == rules_provider_count(r);
 	for (i = 0; same && i < rules_provider_count(r); i++) {
