@@ -699,9 +699,14 @@ note(const struct rules *r, struct verdicts *v, uint32_t idx, uint16_t port)
 		keep_min(&v->port_miss, idx);
 }
 
-static void
-decide_name(const struct rules *r, const char *s, size_t len, uint16_t port,
-    struct verdicts *v)
+/*
+ * Calls fn for each entry of r whose pattern matches the name s[0..len):
+ * the exact entries of the name, the subtree entries of it and of each
+ * name above it, the "below" entries of each name above it.
+ */
+static inline void
+name_matches(const struct rules *r, const char *s, size_t len,
+    void (*fn)(const struct rules *, uint32_t, void *), void *arg)
 {
 	const struct rules_entry *e;
 	uint64_t h = FNV_OFFSET;
@@ -720,9 +725,65 @@ decide_name(const struct rules *r, const char *s, size_t len, uint16_t port,
 			if ((e->match == RULES_MATCH_EXACT && !self) ||
 			    (e->match == RULES_MATCH_BELOW && self))
 				continue;
-			note(r, v, idx, port);
+			fn(r, idx, arg);
 		}
 	}
+}
+
+struct noting {
+	struct verdicts	*v;
+	uint16_t	 port;
+};
+
+static void
+note_match(const struct rules *r, uint32_t idx, void *arg)
+{
+	struct noting *n = arg;
+
+	note(r, n->v, idx, n->port);
+}
+
+static void
+decide_name(const struct rules *r, const char *s, size_t len, uint16_t port,
+    struct verdicts *v)
+{
+	struct noting n = { v, port };
+
+	name_matches(r, s, len, note_match, &n);
+}
+
+/* The ports of allow entries, each once (rules_name_ports()). */
+struct porting {
+	uint16_t	*ports;
+	size_t		 n;
+	size_t		 max;
+};
+
+static void
+ports_match(const struct rules *r, uint32_t idx, void *arg)
+{
+	const struct rules_entry *e = &r->entries[idx];
+	struct porting *pp = arg;
+	const uint16_t *p = e->nports > 0 ? e->ports : r->default_ports;
+	size_t np = e->nports > 0 ? e->nports : r->ndefault_ports, i, j;
+
+	for (i = 0; i < np && !e->deny && pp->n < pp->max; i++) {
+		for (j = 0; j < pp->n && pp->ports[j] != p[i]; j++)
+			;
+		if (j == pp->n)
+			pp->ports[pp->n++] = p[i];
+	}
+}
+
+size_t
+rules_name_ports(const struct rules *r, const struct rules_host *host,
+    uint16_t *ports, size_t max)
+{
+	struct porting pp = { ports, 0, max };
+
+	if (host->kind == RULES_HOST_NAME)
+		name_matches(r, host->text, host->len, ports_match, &pp);
+	return pp.n;
 }
 
 static void

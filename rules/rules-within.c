@@ -41,6 +41,26 @@ rules_check_addr_within(const struct rules *ceiling,
 		*d = pd;
 }
 
+void
+rules_decide_name_within(const struct rules *ceiling,
+    const struct rules *policy, const struct rules_host *host,
+    struct rules_decision *d)
+{
+	uint16_t ports[RULES_NAME_PORTS_MAX];
+	struct rules_decision pd;
+	size_t i, n;
+
+	n = rules_name_ports(ceiling, host, ports, RULES_NAME_PORTS_MAX);
+	/* No allow entry of the ceiling names it: its decision at a port. */
+	rules_decide_within(ceiling, policy, host, n > 0 ? ports[0] :
+	    ceiling->ndefault_ports > 0 ? ceiling->default_ports[0] : 443, d);
+	for (i = 1; i < n && d->verdict != RULES_ALLOW; i++) {
+		rules_decide_within(ceiling, policy, host, ports[i], &pd);
+		if (pd.verdict == RULES_ALLOW)
+			*d = pd;
+	}
+}
+
 int
 rules_has_allow(const struct rules *r)
 {

@@ -352,6 +352,28 @@ void	 rules_check_addr_within(const struct rules *ceiling,
 	    const struct rules *policy, const struct rules_addr *a,
 	    uint16_t port, struct rules_decision *d);
 
+/*
+ * The ports the allow entries of r that match the name `host` allow
+ * (their own, or the default ports), each once, at most max; 0 for an
+ * address or a name no allow entry matches.
+ */
+#define RULES_NAME_PORTS_MAX	256
+size_t	 rules_name_ports(const struct rules *r, const struct rules_host *host,
+	    uint16_t *ports, size_t max);
+
+/*
+ * Decides a name without a port, as the DNS filter asks: allowed when the
+ * run (rules_decide_within()) may reach it on some port that an allow
+ * entry of the ceiling matching it allows (the first RULES_NAME_PORTS_MAX
+ * of them); else the decision at the first such port (or, when there is
+ * none, at the ceiling's first default port), which names what refuses
+ * it.  A deny entry without ports thus refuses the name; one with ports
+ * refuses it only when it covers every port it could be reached on.
+ */
+void	 rules_decide_name_within(const struct rules *ceiling,
+	    const struct rules *policy, const struct rules_host *host,
+	    struct rules_decision *d);
+
 /* 1 when the set has an allow entry. */
 int	 rules_has_allow(const struct rules *r);
 

@@ -1,7 +1,7 @@
 /*
- * test-rules-within.c — rules_decide_within(), rules_check_addr_within()
- * and rules_pick_addr_within(): a run's policy narrows the operator's
- * rules and never widens them.
+ * test-rules-within.c — rules_decide_within(), rules_check_addr_within(),
+ * rules_pick_addr_within() and rules_decide_name_within(): a run's policy
+ * narrows the operator's rules and never widens them.
  *
  * The cases are data: a host and port, and the decision, reason and
  * deciding entry (FILE:LINE, "-" for none) under the ceiling alone and
@@ -89,6 +89,61 @@ static const struct within_case cases[] = {
 	    "deny not-allowlisted -" },
 };
 
+/*
+ * Names without a port (rules_decide_name_within(), the DNS filter's
+ * question): reachable on some port an allow entry gives them.  Refused,
+ * the decision at the first of those ports names why (d.c.example under
+ * plist: the ceiling's deny entry for 443 rather than plist's silence on
+ * 8443); allowed, the ceiling's entry, as rules_decide_within() names it.
+ */
+static const char names_yaml[] =
+    "version: 1\n"				/* 1 */
+    "ports: [443]\n"				/* 2 */
+    "allow:\n"					/* 3 */
+    "  - a.example\n"				/* 4 */
+    "  - \"ssh.example:22\"\n"			/* 5 */
+    "  - \"**.c.example:443,8443\"\n"		/* 6 */
+    "deny:\n"					/* 7 */
+    "  - b.example\n"				/* 8 */
+    "  - \"d.c.example:443\"\n"			/* 9 */
+    "  - e.c.example\n";			/* 10 */
+
+static const char pdeny_json[] =
+    "{\"version\": 1,\n"			/* 1 */
+    " \"deny\": [\"ssh.example:22\",\n"	/* 2 */
+    " \"a.example\"]}\n";			/* 3 */
+
+static const char plist_json[] =
+    "{\"version\": 1,\n"			/* 1 */
+    " \"allow\": [\"x.c.example:8443\"]}\n";	/* 2 */
+
+static const struct {
+	const char	*name;
+	const char	*ports;		/* rules_name_ports() of the ceiling */
+	const char	*ceiling;
+	const char	*deny;		/* under pdeny_json */
+	const char	*list;		/* under plist_json */
+} name_cases[] = {
+	{ "a.example", "443", "allow allowed names:4", "deny denied pdeny:3",
+	    "deny not-allowlisted -" },
+	{ "ssh.example", "22", "allow allowed names:5",
+	    "deny denied pdeny:2", "deny not-allowlisted -" },
+	{ "d.c.example", "443 8443", "allow allowed names:6",
+	    "allow allowed names:6", "deny denied names:9" },
+	{ "x.c.example", "443 8443", "allow allowed names:6",
+	    "allow allowed names:6", "allow allowed names:6" },
+	{ "c.example", "443 8443", "allow allowed names:6",
+	    "allow allowed names:6", "deny not-allowlisted -" },
+	{ "e.c.example", "443 8443", "deny denied names:10",
+	    "deny denied names:10", "deny denied names:10" },
+	{ "b.example", "", "deny denied names:8", "deny denied names:8",
+	    "deny denied names:8" },
+	{ "nowhere.example", "", "deny not-allowlisted -",
+	    "deny not-allowlisted -", "deny not-allowlisted -" },
+	{ "10.0.0.1", "", "deny not-allowlisted -", "deny not-allowlisted -",
+	    "deny not-allowlisted -" },
+};
+
 static struct rules *
 load(const char *name, const char *text)
 {
@@ -112,6 +167,55 @@ said(const struct rules_decision *d, char *buf, size_t len)
 	    "deny", rules_reason_str(d->reason),
 	    rules_entry_where(d->entry, where, sizeof(where)));
 	return buf;
+}
+
+static void
+test_names(void)
+{
+	struct rules *names, *pdeny, *plist;
+	struct rules_decision d;
+	struct rules_host h;
+	uint16_t ports[RULES_NAME_PORTS_MAX];
+	char got[512];
+	size_t i, j, n;
+
+	names = load("names", names_yaml);
+	pdeny = load("pdeny", pdeny_json);
+	plist = load("plist", plist_json);
+	if (names == NULL || pdeny == NULL || plist == NULL) {
+		tap_ok(0, "the name sets load");
+		goto out;
+	}
+	for (i = 0; i < sizeof(name_cases) / sizeof(name_cases[0]); i++) {
+		const char *name = name_cases[i].name;
+
+		if (rules_host_parse(name, strlen(name), &h) != RULES_OK) {
+			tap_ok(0, "%s parses", name);
+			continue;
+		}
+		n = rules_name_ports(names, &h, ports, RULES_NAME_PORTS_MAX);
+		got[0] = '\0';
+		for (j = 0; j < n; j++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+			    "%s%u", j > 0 ? " " : "", (unsigned int)ports[j]);
+		tap_is_str(got, name_cases[i].ports, "%s: the ports its allow "
+		    "entries give it", name);
+		rules_decide_name_within(names, NULL, &h, &d);
+		tap_is_str(said(&d, got, sizeof(got)), name_cases[i].ceiling,
+		    "%s, any port: the ceiling alone", name);
+		rules_decide_name_within(names, pdeny, &h, &d);
+		tap_is_str(said(&d, got, sizeof(got)), name_cases[i].deny,
+		    "%s, any port: with deny entries", name);
+		rules_decide_name_within(names, plist, &h, &d);
+		tap_is_str(said(&d, got, sizeof(got)), name_cases[i].list,
+		    "%s, any port: with an allowlist", name);
+	}
+	n = rules_name_ports(names, &h, ports, 0);
+	tap_is_int((long long)n, 0, "rules_name_ports: no room, no ports");
+ out:
+	rules_free(names);
+	rules_free(pdeny);
+	rules_free(plist);
 }
 
 int
@@ -178,6 +282,7 @@ main(void)
 	tap_ok(pick.picked == 0, "without a policy, the first address is "
 	    "dialled");
 
+	test_names();
 	rules_free(ceiling);
 	rules_free(deny);
 	rules_free(list);
