@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include "tls-hello.h"
+#include "bld.h"
 #include "tap.h"
 
-#define BLD_MAX		(2 * TLS_HELLO_MAX + 1024)	/* bytes of one buffer */
 #define FIXTURE_MAX	4096	/* bytes of a captured hello */
 #define FIXTURE_SNI	"api.example.com"
 #define EXTS_MAX	128	/* extensions reverse_exts() takes */
@@ -33,12 +33,6 @@
 #define EXT_PADDING		21
 #define EXT_SUPPORTED_VERSIONS	43
 #define EXT_ECH			0xfe0d
-
-/* A buffer the builders append to. */
-struct bld {
-	uint8_t		 b[BLD_MAX];
-	size_t		 len;
-};
 
 /* The fields of a synthetic ClientHello body. */
 struct body_spec {
@@ -119,16 +113,6 @@ static uint64_t		 rng_state = 0x5eed5eed12345678ULL;
 
 static uint32_t		 rng(void);
 static size_t		 rng_below(size_t);
-static void		 bld_need(const struct bld *, size_t);
-static void		 bld_reset(struct bld *);
-static void		 bld_u8(struct bld *, unsigned int);
-static void		 bld_u16(struct bld *, unsigned int);
-static void		 bld_u24(struct bld *, unsigned int);
-static void		 bld_mem(struct bld *, const void *, size_t);
-static void		 bld_fill(struct bld *, uint8_t, size_t);
-static size_t		 bld_open(struct bld *, int);
-static void		 bld_close(struct bld *, size_t, int);
-static void		 put_be(uint8_t *, size_t, int);
 static void		 ext_raw(struct bld *, unsigned int, const void *,
 			    size_t);
 static void		 ext_sni(struct bld *, const char *, size_t);
@@ -190,87 +174,6 @@ static size_t
 rng_below(size_t n)
 {
 	return n == 0 ? 0 : rng() % n;
-}
-
-static void
-bld_need(const struct bld *b, size_t n)
-{
-	if (BLD_MAX - b->len < n) {
-		tap_diag("bug in test: builder full (%zu + %zu)", b->len, n);
-		exit(1);
-	}
-}
-
-static void
-bld_reset(struct bld *b)
-{
-	b->len = 0;
-}
-
-static void
-bld_u8(struct bld *b, unsigned int v)
-{
-	bld_need(b, 1);
-	b->b[b->len++] = v & 0xff;
-}
-
-static void
-bld_u16(struct bld *b, unsigned int v)
-{
-	bld_u8(b, v >> 8);
-	bld_u8(b, v);
-}
-
-static void
-bld_u24(struct bld *b, unsigned int v)
-{
-	bld_u8(b, v >> 16);
-	bld_u16(b, v);
-}
-
-static void
-bld_mem(struct bld *b, const void *p, size_t n)
-{
-	bld_need(b, n);
-	if (n > 0)
-		memcpy(b->b + b->len, p, n);
-	b->len += n;
-}
-
-static void
-bld_fill(struct bld *b, uint8_t v, size_t n)
-{
-	bld_need(b, n);
-	memset(b->b + b->len, v, n);
-	b->len += n;
-}
-
-/* Writes v big-endian in width bytes at p. */
-static void
-put_be(uint8_t *p, size_t v, int width)
-{
-	int	 i;
-
-	for (i = width - 1; i >= 0; i--) {
-		p[i] = v & 0xff;
-		v >>= 8;
-	}
-}
-
-/* Opens a length field of width bytes; bld_close() writes it. */
-static size_t
-bld_open(struct bld *b, int width)
-{
-	size_t	 off = b->len;
-
-	bld_fill(b, 0, (size_t)width);
-	return off;
-}
-
-static void
-bld_close(struct bld *b, size_t off, int width)
-{
-	put_be(b->b + off, b->len - off - (size_t)width, width);
 }
 
 static void
@@ -928,12 +831,12 @@ test_records(void)
 	 * record.  Too short: the message ends at a record's end, a byte
 	 * early, and its body does not add up.
 	 */
-	put_be(t_msg.b + 1, t_msg.len - 4 + 1, 3);
+	bld_put_be(t_msg.b + 1, t_msg.len - 4 + 1, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 1);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MORE, NULL,
 	    "handshake length one too long, 1-byte records: 'more'");
-	put_be(t_msg.b + 1, t_msg.len - 4 - 1, 3);
+	bld_put_be(t_msg.b + 1, t_msg.len - 4 - 1, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 1);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MALFORMED,
@@ -993,7 +896,7 @@ test_body(void)
 	bld_reset(&t_msg);
 	build_hello(&t_msg, &body_default, &t_ext);
 	t_msg.len = 4 + 1;
-	put_be(t_msg.b + 1, 1, 3);
+	bld_put_be(t_msg.b + 1, 1, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 0);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MALFORMED,
@@ -1001,7 +904,7 @@ test_body(void)
 	bld_reset(&t_msg);
 	build_hello(&t_msg, &body_default, &t_ext);
 	t_msg.len = 4;
-	put_be(t_msg.b + 1, 0, 3);
+	bld_put_be(t_msg.b + 1, 0, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 0);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MALFORMED,
@@ -1009,34 +912,34 @@ test_body(void)
 	bld_reset(&t_msg);
 	build_hello(&t_msg, &body_default, &t_ext);
 	t_msg.len = 4 + 2 + 31;
-	put_be(t_msg.b + 1, t_msg.len - 4, 3);
+	bld_put_be(t_msg.b + 1, t_msg.len - 4, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 0);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MALFORMED,
 	    "ClientHello ends in random", "a body ending in random");
 	t_msg.len = 4 + 2 + 32;
-	put_be(t_msg.b + 1, t_msg.len - 4, 3);
+	bld_put_be(t_msg.b + 1, t_msg.len - 4, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 0);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MALFORMED,
 	    "ClientHello ends before session_id",
 	    "a body ending after random");
 	t_msg.len = 4 + 2 + 32 + 1 + 32 + 1;
-	put_be(t_msg.b + 1, t_msg.len - 4, 3);
+	bld_put_be(t_msg.b + 1, t_msg.len - 4, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 0);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MALFORMED,
 	    "ClientHello ends before cipher_suites",
 	    "a body ending in the cipher_suites length");
 	t_msg.len = 4 + 2 + 32 + 1 + 32 + 2 + 4;
-	put_be(t_msg.b + 1, t_msg.len - 4, 3);
+	bld_put_be(t_msg.b + 1, t_msg.len - 4, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 0);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MALFORMED,
 	    "ClientHello ends before compression_methods",
 	    "a body ending after cipher_suites");
 	t_msg.len = 4 + 2 + 32 + 1 + 32 + 2 + 4 + 2 + 1;
-	put_be(t_msg.b + 1, t_msg.len - 4, 3);
+	bld_put_be(t_msg.b + 1, t_msg.len - 4, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 0);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MALFORMED,
@@ -1047,7 +950,7 @@ test_body(void)
 	bld_reset(&t_msg);
 	build_hello(&t_msg, &s, &t_ext);
 	t_msg.len = 4 + 2 + 32 + 1 + 10;
-	put_be(t_msg.b + 1, t_msg.len - 4, 3);
+	bld_put_be(t_msg.b + 1, t_msg.len - 4, 3);
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 0);
 	expect(t_rec.b, t_rec.len, TLS_HELLO_MALFORMED,
@@ -1056,7 +959,7 @@ test_body(void)
 	bld_reset(&t_msg);
 	build_hello(&t_msg, &body_default, &t_ext);
 	t_msg.len = 4 + 2 + 32 + 1 + 32 + 2 + 4 + 1;
-	put_be(t_msg.b + 1, t_msg.len - 4, 3);
+	bld_put_be(t_msg.b + 1, t_msg.len - 4, 3);
 	t_msg.b[t_msg.len - 1] = 2;
 	bld_reset(&t_rec);
 	frame(&t_rec, t_msg.b, t_msg.len, 0);
@@ -1311,7 +1214,7 @@ test_lenfields(void)
 			v = 0;
 			for (j = 0; j < (size_t)f->width; j++)
 				v = (v << 8) | t_msg.b[off[i] + j];
-			put_be(t_msg.b + off[i], d > 0 ? v + 1 : v - 1,
+			bld_put_be(t_msg.b + off[i], d > 0 ? v + 1 : v - 1,
 			    f->width);
 			want = d > 0 ? f->why_long : f->why_short;
 			/*
@@ -1408,13 +1311,13 @@ test_limits(void)
 	/* A handshake header announcing more than could ever fit. */
 	n = TLS_HELLO_MSG_MAX - 4 + 1;
 	memcpy(hdr, "\x16\x03\x01\x40\x00\x01", 6);
-	put_be(hdr + 6, n, 3);
+	bld_put_be(hdr + 6, n, 3);
 	expect(hdr, sizeof(hdr), TLS_HELLO_MALFORMED, "ClientHello too large",
 	    "handshake length TLS_HELLO_MSG_MAX - 3, from 9 bytes");
-	put_be(hdr + 6, n - 1, 3);
+	bld_put_be(hdr + 6, n - 1, 3);
 	expect(hdr, sizeof(hdr), TLS_HELLO_MORE, NULL,
 	    "handshake length TLS_HELLO_MSG_MAX - 4, from 9 bytes: 'more'");
-	put_be(hdr + 6, 0xffffff, 3);
+	bld_put_be(hdr + 6, 0xffffff, 3);
 	expect(hdr, sizeof(hdr), TLS_HELLO_MALFORMED, "ClientHello too large",
 	    "handshake length 2^24 - 1");
 }
@@ -1621,7 +1524,7 @@ test_fuzz(void)
 				memcpy(buf, t_msg.b, t_msg.len);
 				n = mutate(buf, t_msg.len, sizeof(buf) / 2);
 				if (mode == 2 && n >= 4)
-					put_be(buf + 1, n - 4, 3);
+					bld_put_be(buf + 1, n - 4, 3);
 				bld_reset(&t_rec);
 				if (rng_below(2) == 0)
 					frame(&t_rec, buf, n, 0);
