@@ -293,7 +293,8 @@ dnsmsg_answer(const struct dnsmsg_query *q, const uint8_t *msg,
 	if (len > lim)
 		return 0;
 
-	flags = DNSMSG_FLAG_QR | DNSMSG_FLAG_RA |
+	/* The opcode copied as RFC 1035 (4.1.1) asks: a NOTIMP names it. */
+	flags = DNSMSG_FLAG_QR | DNSMSG_FLAG_RA | (q->flags & 0x7800) |
 	    (q->flags & DNSMSG_FLAG_RD) | ((unsigned int)rcode & 0xf);
 	if (rrlen > lim - len) {
 		flags |= DNSMSG_FLAG_TC;

@@ -158,8 +158,8 @@ struct dnsmsg_rr {
  * Writes the answer to q, parsed by dnsmsg_parse() from msg (which must
  * still hold that query), into out[0..outlen):
  *
- *  - the header: q's id; QR and RA set; RD copied from the query; opcode
- *    0, AA, TC (but see below), Z, AD and CD clear; rcode; QDCOUNT 1 when
+ *  - the header: q's id; QR and RA set; RD and the opcode copied from
+ *    the query; AA, TC (but see below), Z, AD and CD clear; rcode; QDCOUNT 1 when
  *    q->question_len is not 0, else 0; ANCOUNT n; NSCOUNT and ARCOUNT 0;
  *  - the question, msg[DNSMSG_HEADER..DNSMSG_HEADER + q->question_len)
  *    byte for byte;

@@ -171,7 +171,7 @@ check_answer(const struct dnsmsg_query *q, const uint8_t *msg,
 	FUZZ_ASSERT(alen == base + (tc ? 0 : rrlen) && alen <= lim);
 
 	flags = get_u16(out + 2);
-	want = DNSMSG_FLAG_QR | DNSMSG_FLAG_RA |
+	want = DNSMSG_FLAG_QR | DNSMSG_FLAG_RA | (q->flags & 0x7800) |
 	    (q->flags & DNSMSG_FLAG_RD) | (tc ? DNSMSG_FLAG_TC : 0) | rcode;
 	FUZZ_ASSERT(get_u16(out) == q->id && flags == want);
 	FUZZ_ASSERT(get_u16(out + 4) == (q->question_len > 0 ? 1 : 0));

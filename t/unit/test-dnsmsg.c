@@ -620,9 +620,9 @@ test_answer_empty(void)
 	n = answer_of(&t_msg, &q, DNSMSG_NOTIMP, NULL, 0, DNSMSG_UDP_MAX, out,
 	    sizeof(out));
 	tap_ok(q.rcode == DNSMSG_NOTIMP && n == DNSMSG_HEADER &&
-	    get_u16(out + 2) == (DNSMSG_FLAG_QR | DNSMSG_FLAG_RD |
+	    get_u16(out + 2) == (DNSMSG_FLAG_QR | 2 << 11 | DNSMSG_FLAG_RD |
 	    DNSMSG_FLAG_RA | DNSMSG_NOTIMP),
-	    "NOTIMP for opcode 2: opcode 0, no question");
+	    "NOTIMP for opcode 2: the opcode copied, no question");
 }
 
 static void
