@@ -34,6 +34,8 @@
 	    "where proxy.json and control.sock go") \
 	X("control-group", TEXT, control_group, "GROUP", NULL, 0, 0, NULL, \
 	    "the group that may use the control socket") \
+	X("dns-bind", TEXT, dns_bind_text, "ADDR[:PORT],...", NULL, 0, 0, \
+	    NULL, "serve the DNS filter there (port 53 by default)") \
 	X("resolv-conf", TEXT, resolv_conf, "FILE", "/etc/resolv.conf", 0, 0, \
 	    "INTUTIC_RESOLV_CONF", "the name servers to ask") \
 	X("hosts", TEXT, hosts_file, "FILE", "/etc/hosts", 0, 0, \

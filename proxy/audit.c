@@ -211,6 +211,11 @@ audit_write(struct audit *a, const struct audit_record *r)
 	put_num(&l, "bytes_down", r->bytes_down);
 	put_num(&l, "duration_ms", r->duration_ms);
 	put_num(&l, "status", r->status);
+	if (r->qtype != NULL) {
+		put_str(&l, "qtype", r->qtype);
+		put_str(&l, "rcode", r->rcode);
+		put_str(&l, "answers", r->answers);
+	}
 	if (r->command != NULL) {
 		put_str(&l, "command", r->command);
 		put_str(&l, "project", r->project);

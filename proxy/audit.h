@@ -22,7 +22,7 @@ struct audit_record {
 	uint64_t	 id;
 	const char	*run;
 	const char	*client;	/* "127.0.0.1:40000" */
-	const char	*proto;		/* "connect" | "http" */
+	const char	*proto;		/* "connect" | "http" | "dns" */
 	const char	*host;
 	int		 port;
 	const char	*sni;
@@ -34,6 +34,10 @@ struct audit_record {
 	int64_t		 bytes_down;
 	int64_t		 duration_ms;
 	int		 status;	/* HTTP status answered, or -1 */
+	/* DNS filter records only (proto "dns"): written when qtype is set. */
+	const char	*qtype;		/* "A", "AAAA", "HTTPS", "TYPE99" */
+	const char	*rcode;		/* what was answered: "NOERROR", ... */
+	const char	*answers;	/* the addresses given, "a,b", or NULL */
 	/* "run" records only (a run registered): written when command is set. */
 	const char	*command;	/* the command's name */
 	const char	*project;	/* its .intutic.yaml, or NULL */

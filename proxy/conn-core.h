@@ -256,6 +256,16 @@ int		 conn_idle_expired(struct conn *c);
 enum conn_reason conn_reason_of(enum rules_reason r);
 void		 conn_sockaddr_text(const struct sockaddr *sa, char *buf,
 		    size_t len, int with_port);
+/*
+ * A peer (sa) as an address (*peer), and whether it is a sandbox's: 1 when
+ * it is neither loopback nor the address it came to (here; NULL: not
+ * known), which a process of this host connecting to one of the host's
+ * addresses sends from; so it comes from outside the host's own
+ * processes: a container on its bridge, a microVM on its tap, another
+ * host.  It must belong to a run.
+ */
+int		 conn_peer_of(const struct sockaddr *sa,
+		    const struct sockaddr *here, struct rules_addr *peer);
 
 /* --- for every way (conn-dial.c) ------------------------------------------- */
 

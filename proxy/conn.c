@@ -765,47 +765,52 @@ conn_read_now(struct conn *c)
 		conn_read_cb(c->client, c);
 }
 
-/*
- * The data port's peer, as an address.  One that is neither loopback nor
- * the address the connection came to (which a process of this host
- * connecting to one of the host's addresses sends from) comes from
- * outside the host's own processes: a container on its bridge, a microVM
- * on its tap, another host.  It must belong to a run.
- */
+int
+conn_peer_of(const struct sockaddr *sa, const struct sockaddr *here,
+    struct rules_addr *peer)
+{
+	int sandboxed;
+
+	memset(peer, 0, sizeof(*peer));
+	if (sa->sa_family == AF_INET) {
+		peer->family = AF_INET;
+		peer->v4 = ((const struct sockaddr_in *)sa)->sin_addr;
+	} else if (sa->sa_family == AF_INET6) {
+		peer->family = AF_INET6;
+		peer->v6 = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+	} else
+		return 0;
+	if (strcmp(rules_addr_class(peer, NULL), "loopback") == 0)
+		return 0;
+	/* Not known to be local: a sandbox's, unless it came to itself. */
+	sandboxed = 1;
+	if (here != NULL && here->sa_family == sa->sa_family)
+		sandboxed = sa->sa_family == AF_INET ?
+		    ((const struct sockaddr_in *)here)->sin_addr.s_addr !=
+		    peer->v4.s_addr :
+		    memcmp(&((const struct sockaddr_in6 *)here)->sin6_addr,
+		    &peer->v6, sizeof(peer->v6)) != 0;
+	/* An IPv4 peer of an IPv6 socket is its IPv4 address, as runs say. */
+	if (peer->family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&peer->v6)) {
+		struct in_addr v4;	/* v4 and v6 share their memory */
+
+		memcpy(&v4, &peer->v6.s6_addr[12], 4);
+		peer->v4 = v4;
+		peer->family = AF_INET;
+	}
+	return sandboxed;
+}
+
+/* The data port's peer, as conn_peer_of() has it. */
 static void
 conn_peer(struct conn *c, int fd, const struct sockaddr *sa)
 {
 	struct sockaddr_storage here;
 	socklen_t len = sizeof(here);
 
-	memset(&c->peer, 0, sizeof(c->peer));
-	if (sa->sa_family == AF_INET) {
-		c->peer.family = AF_INET;
-		c->peer.v4 = ((const struct sockaddr_in *)sa)->sin_addr;
-	} else if (sa->sa_family == AF_INET6) {
-		c->peer.family = AF_INET6;
-		c->peer.v6 = ((const struct sockaddr_in6 *)sa)->sin6_addr;
-	} else
-		return;
-	if (strcmp(rules_addr_class(&c->peer, NULL), "loopback") == 0)
-		return;
-	/* Not known to be local: a sandbox's, unless it came to itself. */
-	c->sandboxed = 1;
-	if (getsockname(fd, (struct sockaddr *)&here, &len) == 0 &&
-	    here.ss_family == sa->sa_family)
-		c->sandboxed = sa->sa_family == AF_INET ?
-		    ((struct sockaddr_in *)&here)->sin_addr.s_addr !=
-		    c->peer.v4.s_addr :
-		    memcmp(&((struct sockaddr_in6 *)&here)->sin6_addr,
-		    &c->peer.v6, sizeof(c->peer.v6)) != 0;
-	/* An IPv4 peer of an IPv6 socket is its IPv4 address, as runs say. */
-	if (c->peer.family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&c->peer.v6)) {
-		struct in_addr v4;	/* v4 and v6 share their memory */
-
-		memcpy(&v4, &c->peer.v6.s6_addr[12], 4);
-		c->peer.v4 = v4;
-		c->peer.family = AF_INET;
-	}
+	if (getsockname(fd, (struct sockaddr *)&here, &len) != 0)
+		here.ss_family = AF_UNSPEC;
+	c->sandboxed = conn_peer_of(sa, (struct sockaddr *)&here, &c->peer);
 }
 
 void

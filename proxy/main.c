@@ -173,6 +173,19 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	metric(out, "intutic_accept_paused_total", "counter",
 	    "Times accepting paused for lack of descriptors.",
 	    METRIC_GET(p, accept_paused));
+	evbuffer_add_printf(out, "# HELP intutic_dns_queries_total Queries "
+	    "the DNS filter decided, by verdict.\n# TYPE "
+	    "intutic_dns_queries_total counter\n"
+	    "intutic_dns_queries_total{decision=\"allow\"} %llu\n"
+	    "intutic_dns_queries_total{decision=\"deny\"} %llu\n",
+	    (unsigned long long)METRIC_GET(p, dns_queries[1]),
+	    (unsigned long long)METRIC_GET(p, dns_queries[0]));
+	metric(out, "intutic_dns_malformed_total", "counter",
+	    "DNS messages the filter could not take (dropped, or FORMERR).",
+	    METRIC_GET(p, dns_malformed));
+	metric(out, "intutic_dns_upstream_failures_total", "counter",
+	    "DNS queries answered SERVFAIL: the name server failed or was "
+	    "silent.", METRIC_GET(p, dns_upstream_failures));
 	metric(out, "intutic_rules_entries", "gauge",
 	    "Entries in the current rule set.", r != NULL ? rules_count(r) : 0);
 	metric(out, WIRE_METRIC_UPTIME, "gauge",
@@ -242,6 +255,13 @@ state_write(struct proxy *p)
 		fputs("null", fp);
 	fputs(", \"" WIRE_STATE_CONTROL "\": ", fp);
 	jsonw_fstr(fp, p->control_path);
+	fputs(", \"" WIRE_STATE_DNS "\": [", fp);
+	for (i = 0; i < p->ndns; i++) {
+		if (i > 0)
+			fputs(", ", fp);
+		jsonw_fstr(fp, p->dns[i].text);
+	}
+	fputs("]", fp);
 	fprintf(fp, ", \"" WIRE_STATE_STARTED "\": %lld, \"" WIRE_STATE_WORKERS
 	    "\": %d, \"" WIRE_STATE_VERSION "\": ", (long long)p->started,
 	    p->nworkers);
@@ -744,6 +764,8 @@ main(int argc, char **argv)
 		p->workers[k].id = k;
 	if ((k = worker_listen_all(p)) != 0)
 		return k == -2 ? 2 : 125;
+	if ((k = dns_listen_all(p)) != 0)
+		return k == -2 ? 2 : 125;
 	for (i = 0; i < p->nlistens; i++) {
 		const char *t = p->listens[i].text;
 
@@ -812,6 +834,7 @@ main(int argc, char **argv)
 	/* Every worker has ended: nothing pokes their events any more. */
 	for (k = 0; k < p->nworkers; k++)
 		worker_free(&p->workers[k]);
+	dns_close_all(p);
 	if (state_path[0] != '\0')
 		unlink(state_path);
 	control_unlink(p);

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "dns.h"
 #include "pool.h"
 #include "rules.h"
 #include "tunnel.h"
@@ -73,6 +74,7 @@ struct proxy_config {
 	const char	*resolv_conf;
 	const char	*hosts_file;
 	const char	*control_group;		/* NULL: the proxy's */
+	const char	*dns_bind_text;		/* --dns-bind; NULL: no filter */
 	size_t		 head_max;
 	size_t		 headers_max;
 	size_t		 uri_max;
@@ -107,6 +109,9 @@ struct proxy_metrics {
 	uint64_t	 accept_paused;
 	uint64_t	 timeouts;
 	uint64_t	 bad_requests;
+	uint64_t	 dns_queries[2];	/* the filter's, by verdict */
+	uint64_t	 dns_malformed;		/* dropped, or FORMERR */
+	uint64_t	 dns_upstream_failures;	/* answered SERVFAIL */
 };
 
 #define METRIC_ADD(p, field, n) \
@@ -142,6 +147,8 @@ struct proxy {
 	gid_t			 control_gid;	/* --control-group; -1 */
 	struct proxy_listen	 listens[PROXY_BINDS_MAX];
 	size_t			 nlistens;
+	struct dns_bind		 dns[DNS_BINDS_MAX];	/* the DNS filter's */
+	size_t			 ndns;
 	uint16_t		 port;		/* the real port */
 	struct ownaddr		*own;		/* own addresses (ownaddr.h) */
 	struct worker		*workers;
@@ -176,6 +183,7 @@ struct worker {
 	struct pool		 conn_pool;	/* struct conn and its timer */
 	struct pool		 tunnel_pool;	/* struct tunnel and its events */
 	struct tunnel_budget	 transit;	/* what its tunnels hold */
+	struct dns_worker	*dns_filter;	/* dns.c; NULL: none */
 };
 
 struct evbuffer;
@@ -193,6 +201,10 @@ void		 proxy_metrics_render(struct proxy *p, struct evbuffer *out);
 
 /* worker.c */
 int	 worker_listen_all(struct proxy *p);	/* -2: bad address */
+/* An IPv4 or IPv6 address ("[v6]" too), no port: 0, or -1. */
+int	 worker_parse_bind(const char *text, struct sockaddr_storage *ss,
+	    socklen_t *len);
+void	 worker_set_port(struct sockaddr_storage *ss, uint16_t port);
 int	 worker_start(struct proxy *p, struct worker *w);
 void	 worker_free(struct worker *w);	/* after the thread was joined */
 void	 worker_stop_accepting(struct worker *w);

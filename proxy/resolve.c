@@ -197,6 +197,8 @@ struct resolve {
 	int			 err[2];	/* DNS_ERR_* of each */
 	int			 pending;
 	struct resolve_answers	 v4, v6;
+	uint32_t		 ttl;		/* the least so far */
+	int			 got_ttl;
 };
 
 /* An answer that says the look-up failed (not silence, not "no data"). */
@@ -221,11 +223,13 @@ resolve_finish(struct resolve *r)
 		all.addrs[all.n] = r->v6.addrs[i];
 		all.lens[all.n++] = r->v6.lens[i];
 	}
+	all.ttl = r->got_ttl ? r->ttl : 0;
 	if (all.n == 0) {
 		/*
 		 * NXDOMAIN holds for every type; an answer that failed says
 		 * more than silence; silence alone is a timeout.
 		 */
+		all.nodata = 0;
 		if (r->err[0] == DNS_ERR_NOTEXIST || r->err[1] == DNS_ERR_NOTEXIST)
 			st = RESOLVE_NONAME;
 		else if (dns_failed(r->err[0]) || dns_failed(r->err[1]))
@@ -233,21 +237,28 @@ resolve_finish(struct resolve *r)
 		else if (r->err[0] == DNS_ERR_TIMEOUT ||
 		    r->err[1] == DNS_ERR_TIMEOUT)
 			st = RESOLVE_TIMEOUT;
-		else
+		else {
 			st = RESOLVE_NONAME;	/* no address of either family */
+			all.nodata = 1;
+		}
 	}
 	r->cb(st, &all, r->arg);
 }
 
 static void
 resolve_got(struct resolve *r, int which, int result, char type, int count,
-    void *addresses)
+    int ttl, void *addresses)
 {
 	struct resolve_answers *out = which == 0 ? &r->v4 : &r->v6;
 	int i;
 
 	r->req[which] = NULL;
 	r->err[which] = result;
+	if (result == DNS_ERR_NONE && addresses != NULL && count > 0) {
+		if (ttl >= 0 && (!r->got_ttl || (uint32_t)ttl < r->ttl))
+			r->ttl = (uint32_t)ttl;
+		r->got_ttl = 1;
+	}
 	if (result == DNS_ERR_NONE && addresses != NULL) {
 		for (i = 0; i < count && out->n < RESOLVE_ANSWERS_MAX; i++) {
 			struct sockaddr_storage *ss = &out->addrs[out->n];
@@ -279,27 +290,54 @@ static void
 resolve_a_cb(int result, char type, int count, int ttl, void *addresses,
     void *arg)
 {
-	(void)ttl;
-	resolve_got(arg, 0, result, type, count, addresses);
+	resolve_got(arg, 0, result, type, count, ttl, addresses);
 }
 
 static void
 resolve_aaaa_cb(int result, char type, int count, int ttl, void *addresses,
     void *arg)
 {
-	(void)ttl;
-	resolve_got(arg, 1, result, type, count, addresses);
+	resolve_got(arg, 1, result, type, count, ttl, addresses);
 }
 
 struct resolve *
 resolve_start(struct evdns_base *dns, const struct hosts *h, const char *name,
     resolve_cb cb, void *arg)
 {
+	return resolve_start_for(dns, h, name, RESOLVE_WANT_A | RESOLVE_WANT_AAAA,
+	    cb, arg);
+}
+
+/* Keeps the answers of the families wanted; how many are left. */
+static size_t
+answers_keep(struct resolve_answers *a, int want)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < a->n; i++)
+		if ((a->addrs[i].ss_family == AF_INET &&
+		    (want & RESOLVE_WANT_A)) ||
+		    (a->addrs[i].ss_family == AF_INET6 &&
+		    (want & RESOLVE_WANT_AAAA))) {
+			a->addrs[n] = a->addrs[i];
+			a->lens[n++] = a->lens[i];
+		}
+	return a->n = n;
+}
+
+struct resolve *
+resolve_start_for(struct evdns_base *dns, const struct hosts *h,
+    const char *name, int want, resolve_cb cb, void *arg)
+{
 	struct resolve_answers found;
 	struct resolve *r;
 
+	/* A name in the hosts file is answered from there, or not at all. */
 	if (hosts_find(h, name, &found) > 0) {
-		cb(RESOLVE_OK, &found, arg);
+		found.ttl = 0;
+		found.nodata = 1;	/* the name is there, as the file says */
+		cb(answers_keep(&found, want) > 0 ? RESOLVE_OK : RESOLVE_NONAME,
+		    &found, arg);
 		return NULL;
 	}
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
@@ -311,16 +349,21 @@ resolve_start(struct evdns_base *dns, const struct hosts *h, const char *name,
 	r->arg = arg;
 	r->dns = dns;
 	r->pending = 2;
-	r->req[0] = evdns_base_resolve_ipv4(dns, name, DNS_QUERY_NO_SEARCH,
-	    resolve_a_cb, r);
+	r->err[0] = r->err[1] = DNS_ERR_NODATA;	/* not asked: no data */
+	if (want & RESOLVE_WANT_A)
+		r->req[0] = evdns_base_resolve_ipv4(dns, name,
+		    DNS_QUERY_NO_SEARCH, resolve_a_cb, r);
 	if (r->req[0] == NULL) {
-		r->err[0] = DNS_ERR_UNKNOWN;
+		if (want & RESOLVE_WANT_A)
+			r->err[0] = DNS_ERR_UNKNOWN;
 		r->pending--;
 	}
-	r->req[1] = evdns_base_resolve_ipv6(dns, name, DNS_QUERY_NO_SEARCH,
-	    resolve_aaaa_cb, r);
+	if (want & RESOLVE_WANT_AAAA)
+		r->req[1] = evdns_base_resolve_ipv6(dns, name,
+		    DNS_QUERY_NO_SEARCH, resolve_aaaa_cb, r);
 	if (r->req[1] == NULL) {
-		r->err[1] = DNS_ERR_UNKNOWN;
+		if (want & RESOLVE_WANT_AAAA)
+			r->err[1] = DNS_ERR_UNKNOWN;
 		r->pending--;
 	}
 	if (r->pending == 0) {

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct evdns_base;
 
@@ -33,7 +34,14 @@ struct resolve_answers {
 	struct sockaddr_storage	 addrs[RESOLVE_ANSWERS_MAX];
 	socklen_t		 lens[RESOLVE_ANSWERS_MAX];
 	size_t			 n;
+	uint32_t		 ttl;	/* the least of the records'; 0 from hosts */
+	int			 nodata;	/* RESOLVE_NONAME: the name is, its
+					   records of the families asked not */
 };
+
+/* What resolve_start_for() asks for. */
+#define RESOLVE_WANT_A		0x1
+#define RESOLVE_WANT_AAAA	0x2
 
 /* The hosts file, loaded once, read by every worker. */
 struct hosts;
@@ -60,6 +68,13 @@ struct resolve;
  */
 struct resolve	*resolve_start(struct evdns_base *dns, const struct hosts *h,
 		    const char *name, resolve_cb cb, void *arg);
+
+/*
+ * resolve_start() for one family or both (RESOLVE_WANT_*): the DNS filter
+ * asks a name server only what it was asked.
+ */
+struct resolve	*resolve_start_for(struct evdns_base *dns, const struct hosts *h,
+		    const char *name, int want, resolve_cb cb, void *arg);
 
 /* Abandons a look-up: its callback is never called. */
 void		 resolve_cancel(struct resolve *r);

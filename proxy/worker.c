@@ -58,8 +58,9 @@
  */
 #define LISTEN_DEFER_SECS	1
 
-static int
-parse_bind(const char *text, struct sockaddr_storage *ss, socklen_t *len)
+int
+worker_parse_bind(const char *text, struct sockaddr_storage *ss,
+    socklen_t *len)
 {
 	char buf[INET6_ADDRSTRLEN + 2];
 	size_t n = strlen(text);
@@ -88,8 +89,8 @@ parse_bind(const char *text, struct sockaddr_storage *ss, socklen_t *len)
 	return -1;
 }
 
-static void
-set_port(struct sockaddr_storage *ss, uint16_t port)
+void
+worker_set_port(struct sockaddr_storage *ss, uint16_t port)
 {
 	if (ss->ss_family == AF_INET)
 		((struct sockaddr_in *)ss)->sin_port = htons(port);
@@ -130,7 +131,7 @@ listen_one(struct proxy_listen *l, uint16_t *port)
 	struct sockaddr_storage got;
 	socklen_t gotlen = sizeof(got);
 
-	set_port(&l->ss, *port);
+	worker_set_port(&l->ss, *port);
 	if ((fd = listen_socket(l, 1)) == -1)
 		return -1;
 	/* Accepted sockets inherit it: no setsockopt(2) per connection. */
@@ -146,7 +147,7 @@ listen_one(struct proxy_listen *l, uint16_t *port)
 		*port = ntohs(got.ss_family == AF_INET ?
 		    ((struct sockaddr_in *)&got)->sin_port :
 		    ((struct sockaddr_in6 *)&got)->sin6_port);
-		set_port(&l->ss, *port);
+		worker_set_port(&l->ss, *port);
 	}
 	return fd;
  fail:
@@ -218,7 +219,7 @@ listen_probe(const struct proxy_listen *l, uint16_t port)
 
 	if (port == 0)
 		return 0;
-	set_port(&ss, port);
+	worker_set_port(&ss, port);
 	if ((fd = listen_socket(l, 0)) == -1)
 		return 0;	/* the listener says what is wrong */
 	if (bind(fd, (struct sockaddr *)&ss, l->len) == -1 &&
@@ -259,7 +260,7 @@ worker_listen_all(struct proxy *p)
 		l = &p->listens[i];
 		for (k = 0; k < PROXY_WORKERS_MAX; k++)
 			l->fds[k] = -1;
-		if (parse_bind(p->cfg.binds[i], &l->ss, &l->len) != 0) {
+		if (worker_parse_bind(p->cfg.binds[i], &l->ss, &l->len) != 0) {
 			error("invalid bind address '%s': expected an IPv4 or "
 			    "IPv6 address", p->cfg.binds[i]);
 			return -2;
@@ -510,6 +511,7 @@ worker_stop_accepting(struct worker *w)
 {
 	size_t i;
 
+	dns_worker_stop(w);
 	for (i = 0; i < w->nlisteners; i++) {
 		int fd = event_get_fd(w->listeners[i]);
 
@@ -588,6 +590,7 @@ worker_free(struct worker *w)
 	/* Without a base no connection was made: the pools hold nothing. */
 	if (w->base == NULL)
 		return;
+	dns_worker_free(w);	/* its look-ups go before their evdns base */
 	if (w->dns != NULL)
 		evdns_base_free(w->dns, 1);
 	if (w->stop_ev != NULL)
@@ -699,6 +702,8 @@ worker_start(struct proxy *p, struct worker *w)
 			return -1;
 		p->control_fd = -1;		/* worker 0 owns it */
 	}
+	if (dns_worker_start(w) != 0)
+		return -1;
 	reserve_fill(w);
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
 		return -1;

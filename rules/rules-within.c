@@ -44,20 +44,26 @@ rules_check_addr_within(const struct rules *ceiling,
 void
 rules_decide_name_within(const struct rules *ceiling,
     const struct rules *policy, const struct rules_host *host,
-    struct rules_decision *d)
+    struct rules_decision *d, uint16_t *port)
 {
-	uint16_t ports[RULES_NAME_PORTS_MAX];
+	uint16_t ports[RULES_NAME_PORTS_MAX], first;
 	struct rules_decision pd;
 	size_t i, n;
 
 	n = rules_name_ports(ceiling, host, ports, RULES_NAME_PORTS_MAX);
 	/* No allow entry of the ceiling names it: its decision at a port. */
-	rules_decide_within(ceiling, policy, host, n > 0 ? ports[0] :
-	    ceiling->ndefault_ports > 0 ? ceiling->default_ports[0] : 443, d);
+	first = n > 0 ? ports[0] : ceiling->ndefault_ports > 0 ?
+	    ceiling->default_ports[0] : 443;
+	rules_decide_within(ceiling, policy, host, first, d);
+	if (port != NULL)
+		*port = first;
 	for (i = 1; i < n && d->verdict != RULES_ALLOW; i++) {
 		rules_decide_within(ceiling, policy, host, ports[i], &pd);
-		if (pd.verdict == RULES_ALLOW)
+		if (pd.verdict == RULES_ALLOW) {
 			*d = pd;
+			if (port != NULL)
+				*port = ports[i];
+		}
 	}
 }
 

@@ -367,12 +367,13 @@ size_t	 rules_name_ports(const struct rules *r, const struct rules_host *host,
  * entry of the ceiling matching it allows (the first RULES_NAME_PORTS_MAX
  * of them); else the decision at the first such port (or, when there is
  * none, at the ceiling's first default port), which names what refuses
- * it.  A deny entry without ports thus refuses the name; one with ports
+ * it.  That port in *port (may be NULL): the one to check the addresses
+ * the name resolves to at (rules_check_addr_within()).  A deny entry without ports thus refuses the name; one with ports
  * refuses it only when it covers every port it could be reached on.
  */
 void	 rules_decide_name_within(const struct rules *ceiling,
 	    const struct rules *policy, const struct rules_host *host,
-	    struct rules_decision *d);
+	    struct rules_decision *d, uint16_t *port);
 
 /* 1 when the set has an allow entry. */
 int	 rules_has_allow(const struct rules *r);

@@ -173,9 +173,9 @@ static void
 test_names(void)
 {
 	struct rules *names, *pdeny, *plist;
-	struct rules_decision d;
+	struct rules_decision d, d2;
 	struct rules_host h;
-	uint16_t ports[RULES_NAME_PORTS_MAX];
+	uint16_t ports[RULES_NAME_PORTS_MAX], port;
 	char got[512];
 	size_t i, j, n;
 
@@ -200,13 +200,18 @@ test_names(void)
 			    "%s%u", j > 0 ? " " : "", (unsigned int)ports[j]);
 		tap_is_str(got, name_cases[i].ports, "%s: the ports its allow "
 		    "entries give it", name);
-		rules_decide_name_within(names, NULL, &h, &d);
+		rules_decide_name_within(names, NULL, &h, &d, &port);
 		tap_is_str(said(&d, got, sizeof(got)), name_cases[i].ceiling,
 		    "%s, any port: the ceiling alone", name);
-		rules_decide_name_within(names, pdeny, &h, &d);
+		rules_decide_within(names, NULL, &h, port, &d2);
+		tap_ok(d2.verdict == d.verdict && (d.verdict == RULES_ALLOW ||
+		    port == (n == 0 ? 443 : ports[0])),
+		    "%s: the port it was decided at, %u", name,
+		    (unsigned int)port);
+		rules_decide_name_within(names, pdeny, &h, &d, NULL);
 		tap_is_str(said(&d, got, sizeof(got)), name_cases[i].deny,
 		    "%s, any port: with deny entries", name);
-		rules_decide_name_within(names, plist, &h, &d);
+		rules_decide_name_within(names, plist, &h, &d, NULL);
 		tap_is_str(said(&d, got, sizeof(got)), name_cases[i].list,
 		    "%s, any port: with an allowlist", name);
 	}

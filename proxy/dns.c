@@ -1,0 +1,769 @@
+/*
+ * dns.c — the DNS filter (intutic-proxy(8), DNS FILTER).
+ *
+ * UDP and TCP on each --dns-bind address, a socket of each per worker
+ * (SO_REUSEPORT), served by the worker's own loop like the data port.  A
+ * query's name is decided as a destination without a port
+ * (rules_decide_name_within()) under the querying run's policy: a sandbox
+ * is known by its address (runs_by_addr()); a process of this host asks
+ * under the operator's rules alone.  Only A and AAAA of an allowed name go
+ * upstream, with the proxy's own resolver (the hosts file, then evdns), and
+ * each address given back is checked as a dial to it would be
+ * (rules_check_addr_within()): a set holding one refused address is
+ * refused whole.  A refused name is never sent upstream.  Other types of
+ * an allowed name get no records (NOERROR, "no data"), so that a client
+ * falls back to A and AAAA: HTTPS and SVCB records, which carry ECH keys
+ * that would hide the SNI from the proxy, never pass; zone transfers are
+ * refused.  Every query parsed is an audit record (proto "dns"); what
+ * cannot be parsed is counted and dropped, or answered FORMERR.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "audit.h"
+#include "conn.h"
+#include "conn-core.h"
+#include "dns.h"
+#include "dnsmsg.h"
+#include "log.h"
+#include "proxy.h"
+#include "resolve.h"
+#include "rules.h"
+#include "runs.h"
+
+#define DNS_TYPE_IXFR		251	/* an incremental zone transfer */
+
+struct dnsq;
+struct dns_tcp;
+
+/* A worker's share of the filter. */
+struct dns_worker {
+	struct worker		*w;
+	struct event		*ev[DNS_BINDS_MAX * 2];	/* UDP, TCP accept */
+	size_t			 nev;
+	TAILQ_HEAD(, dnsq)	 pending;	/* looked up upstream now */
+	size_t			 npending;
+	TAILQ_HEAD(, dns_tcp)	 tcps;
+	size_t			 ntcp;
+	uint8_t			 buf[DNS_MSG_MAX];	/* a datagram read */
+};
+
+/* A TCP client: length-prefixed queries, answered one at a time. */
+struct dns_tcp {
+	TAILQ_ENTRY(dns_tcp)	 entry;
+	struct dns_worker	*dw;
+	struct bufferevent	*bev;
+	struct sockaddr_storage	 peer;
+	socklen_t		 peerlen;
+	struct sockaddr_storage	 here;
+	struct dnsq		*busy;		/* the query being answered */
+	int			 in_next;	/* dns_tcp_next() runs */
+	int			 dead;		/* to be freed when it is done */
+};
+
+/* One query, from its datagram or TCP message to its answer. */
+struct dnsq {
+	TAILQ_ENTRY(dnsq)	 entry;		/* pending only */
+	struct dns_worker	*dw;
+	int			 fd;		/* UDP: the socket; -1 */
+	struct dns_tcp		*tcp;		/* TCP: the client; NULL */
+	struct sockaddr_storage	 peer;
+	socklen_t		 peerlen;
+	char			 client[64];	/* "10.0.0.2:40000" */
+	uint64_t		 id;
+	uint8_t			 msg[DNS_MSG_MAX];
+	size_t			 len;
+	struct dnsmsg_query	 q;
+	struct rules_host	 host;
+	struct run		*run;
+	struct rules		*ceiling;
+	struct rules		*policy;
+	struct rules_decision	 d;
+	uint16_t		 port;		/* the name's allowed port */
+	enum conn_reason	 reason;
+	int			 report;	/* report mode: refusals pass */
+	struct resolve		*res;
+	int			 starting;	/* in resolve_start_for() */
+	int			 done;		/* answered while starting */
+};
+
+static void	dns_tcp_next(struct dns_tcp *t);
+static void	dns_tcp_free(struct dns_tcp *t);
+
+/* ------------------------------------------------------------ sockets */
+
+/* "ADDR", "ADDR:PORT", "[V6]", "[V6]:PORT" into ss; 0, or -1. */
+static int
+dns_parse_bind(const char *text, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char addr[INET6_ADDRSTRLEN + 2], *end;
+	const char *port = NULL, *close_br;
+	unsigned long n = DNS_PORT_DEFAULT;
+	size_t alen;
+
+	if (text[0] == '[') {
+		if ((close_br = strchr(text, ']')) == NULL)
+			return -1;
+		alen = (size_t)(close_br - text) + 1;
+		if (close_br[1] == ':')
+			port = close_br + 2;
+		else if (close_br[1] != '\0')
+			return -1;
+	} else if ((port = strchr(text, ':')) != NULL &&
+	    strchr(port + 1, ':') == NULL) {
+		alen = (size_t)(port - text);
+		port++;
+	} else {
+		alen = strlen(text);	/* an IPv6 address without a port */
+		port = NULL;
+	}
+	if (alen == 0 || alen >= sizeof(addr))
+		return -1;
+	memcpy(addr, text, alen);
+	addr[alen] = '\0';
+	if (port != NULL) {
+		errno = 0;
+		n = strtoul(port, &end, 10);
+		if (*port < '0' || *port > '9' || *end != '\0' || errno != 0 ||
+		    n > 65535)
+			return -1;
+	}
+	if (worker_parse_bind(addr, ss, len) != 0)
+		return -1;
+	worker_set_port(ss, (uint16_t)n);
+	return 0;
+}
+
+/* A socket of type on b's address, SO_REUSEPORT; -1 with errno. */
+static int
+dns_socket(const struct dns_bind *b, int type)
+{
+	int fd, one = 1, e;
+
+	if ((fd = socket(b->ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == -1 ||
+	    (b->ss.ss_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6,
+	    IPV6_V6ONLY, &one, sizeof(one)) == -1))
+		goto fail;
+	/* A bridge address may not exist yet (podman makes it on demand). */
+	(void)setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&b->ss, b->len) == -1 ||
+	    (type == SOCK_STREAM && listen(fd, 128) == -1))
+		goto fail;
+	return fd;
+ fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/* The port the kernel gave a socket bound to port 0, into b. */
+static int
+dns_port_of(struct dns_bind *b, int fd)
+{
+	struct sockaddr_storage got;
+	socklen_t len = sizeof(got);
+
+	if (getsockname(fd, (struct sockaddr *)&got, &len) == -1)
+		return -1;
+	worker_set_port(&b->ss, ntohs(got.ss_family == AF_INET ?
+	    ((struct sockaddr_in *)&got)->sin_port :
+	    ((struct sockaddr_in6 *)&got)->sin6_port));
+	return 0;
+}
+
+int
+dns_listen_all(struct proxy *p)
+{
+	char list[1024], *s, *tok, *save = NULL, addr[INET6_ADDRSTRLEN];
+	struct dns_bind *b;
+	uint16_t port;
+	int k, type;
+
+	if (p->cfg.dns_bind_text == NULL || p->cfg.dns_bind_text[0] == '\0')
+		return 0;
+	if (strlen(p->cfg.dns_bind_text) >= sizeof(list)) {
+		error("--dns-bind: the list is too long");
+		return -1;
+	}
+	snprintf(list, sizeof(list), "%s", p->cfg.dns_bind_text);
+	for (s = list; (tok = strtok_r(s, ",", &save)) != NULL; s = NULL) {
+		if (p->ndns == DNS_BINDS_MAX) {
+			error("--dns-bind: at most %d addresses",
+			    DNS_BINDS_MAX);
+			return -1;
+		}
+		b = &p->dns[p->ndns];
+		for (k = 0; k < PROXY_WORKERS_MAX; k++)
+			b->udp[k] = b->tcp[k] = -1;
+		if (dns_parse_bind(tok, &b->ss, &b->len) != 0) {
+			error("--dns-bind: invalid address '%s': expected ADDR, "
+			    "ADDR:PORT or [IPV6]:PORT", tok);
+			return -2;
+		}
+		p->ndns++;
+		/* UDP first: its port (when 0) is the TCP sockets' too. */
+		for (type = 0; type < 2; type++)
+			for (k = 0; k < p->nworkers; k++) {
+				int fd = dns_socket(b, type == 0 ? SOCK_DGRAM :
+				    SOCK_STREAM);
+
+				if (fd == -1) {
+					error("cannot serve DNS on %s (%s): %s",
+					    tok, type == 0 ? "UDP" : "TCP",
+					    strerror(errno));
+					return -1;
+				}
+				if (type == 0)
+					b->udp[k] = fd;
+				else
+					b->tcp[k] = fd;
+				if (k == 0 && type == 0 &&
+				    dns_port_of(b, fd) != 0) {
+					error("cannot serve DNS on %s: %s",
+					    tok, strerror(errno));
+					return -1;
+				}
+			}
+		port = ntohs(b->ss.ss_family == AF_INET ?
+		    ((struct sockaddr_in *)&b->ss)->sin_port :
+		    ((struct sockaddr_in6 *)&b->ss)->sin6_port);
+		inet_ntop(b->ss.ss_family, b->ss.ss_family == AF_INET ?
+		    (const void *)&((struct sockaddr_in *)&b->ss)->sin_addr :
+		    (const void *)&((struct sockaddr_in6 *)&b->ss)->sin6_addr,
+		    addr, sizeof(addr));
+		snprintf(b->text, sizeof(b->text), b->ss.ss_family == AF_INET ?
+		    "%s:%u" : "[%s]:%u", addr, (unsigned int)port);
+	}
+	return 0;
+}
+
+void
+dns_close_all(struct proxy *p)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < p->ndns; i++)
+		for (k = 0; k < PROXY_WORKERS_MAX; k++) {
+			if (p->dns[i].udp[k] != -1)
+				close(p->dns[i].udp[k]);
+			if (p->dns[i].tcp[k] != -1)
+				close(p->dns[i].tcp[k]);
+			p->dns[i].udp[k] = p->dns[i].tcp[k] = -1;
+		}
+}
+
+/* ------------------------------------------------------------ queries */
+
+static void
+dnsq_free(struct dnsq *q)
+{
+	if (q->res != NULL)
+		resolve_cancel(q->res);
+	run_release(q->run);
+	rules_free(q->policy);
+	rules_free(q->ceiling);
+	free(q);
+}
+
+/* The audit record of q's answer (rcode, and the addresses given). */
+static void
+dnsq_audit(struct dnsq *q, enum dnsmsg_rcode rcode, const char *answers)
+{
+	struct audit_record r;
+	char where[RULES_WHERE_MAX], type[16];
+	struct proxy *p = q->dw->w->p;
+
+	memset(&r, 0, sizeof(r));
+	r.event = "decision";
+	r.id = q->id;
+	r.run = q->run != NULL ? run_id(q->run) : NULL;
+	r.client = q->client;
+	r.proto = "dns";
+	r.host = q->q.name_ok ? q->q.name : NULL;
+	r.port = -1;
+	r.decision = q->d.verdict == RULES_ALLOW ? "allow" : "deny";
+	r.reason = conn_reason_str(q->reason);
+	r.rule = q->d.entry != NULL ? rules_entry_where(q->d.entry, where,
+	    sizeof(where)) : NULL;
+	r.bytes_up = r.bytes_down = r.duration_ms = -1;
+	r.status = -1;
+	r.qtype = dnsmsg_type_str(q->q.qtype, type, sizeof(type));
+	r.rcode = dnsmsg_rcode_str(rcode);
+	r.answers = answers;
+	METRIC_ADD(p, dns_queries[q->d.verdict == RULES_ALLOW], 1);
+	if (audit_write(p->audit, &r) != 0)
+		error("%llu: cannot write the audit log",
+		    (unsigned long long)q->id);
+}
+
+/* Sends q's answer; the query is done with (freed, unless starting). */
+static void
+dnsq_answer(struct dnsq *q, enum dnsmsg_rcode rcode,
+    const struct dnsmsg_rr *rrs, size_t n)
+{
+	uint8_t out[DNS_MSG_MAX + 2];
+	size_t max, len;
+
+	max = q->tcp != NULL ? DNS_MSG_MAX : q->q.edns ? q->q.edns_size :
+	    DNSMSG_UDP_MAX;
+	if (max > DNS_MSG_MAX)
+		max = DNS_MSG_MAX;
+	len = dnsmsg_answer(&q->q, q->msg, rcode, rrs, n, max, out + 2,
+	    sizeof(out) - 2);
+	if (len > 0 && q->fd != -1)
+		(void)sendto(q->fd, out + 2, len, MSG_DONTWAIT,
+		    (struct sockaddr *)&q->peer, q->peerlen);
+	else if (len > 0 && q->tcp != NULL) {
+		out[0] = (uint8_t)(len >> 8);
+		out[1] = (uint8_t)len;
+		if (bufferevent_write(q->tcp->bev, out, len + 2) != 0)
+			len = 0;
+	}
+	if (q->tcp != NULL) {
+		q->tcp->busy = NULL;
+		dns_tcp_next(q->tcp);
+	}
+	if (q->starting) {
+		q->done = 1;
+		return;
+	}
+	dnsq_free(q);
+}
+
+/* A refusal: REFUSED, audited as a denial with q->d's entry and reason. */
+static void
+dnsq_refuse(struct dnsq *q, enum conn_reason reason)
+{
+	q->d.verdict = RULES_DENY;
+	q->reason = reason;
+	dnsq_audit(q, DNSMSG_REFUSED, NULL);
+	dnsq_answer(q, DNSMSG_REFUSED, NULL, 0);
+}
+
+/* The addresses the name resolved to, checked and answered. */
+static void
+dnsq_resolved(enum resolve_status st, const struct resolve_answers *a,
+    void *arg)
+{
+	struct dnsq *q = arg;
+	struct proxy *p = q->dw->w->p;
+	struct dnsmsg_rr rrs[DNSMSG_ANSWERS_MAX];
+	struct rules_decision ad;
+	struct rules_addr ra;
+	char text[DNSMSG_ANSWERS_MAX * 48], one[RULES_ADDR_TEXT_MAX];
+	uint32_t ttl;
+	size_t i, n = 0;
+
+	q->res = NULL;
+	if (!q->starting) {
+		TAILQ_REMOVE(&q->dw->pending, q, entry);
+		q->dw->npending--;
+	}
+	if (st == RESOLVE_TIMEOUT || st == RESOLVE_FAIL) {
+		METRIC_ADD(p, dns_upstream_failures, 1);
+		q->reason = st == RESOLVE_TIMEOUT ? CONN_REASON_DNS_TIMEOUT :
+		    CONN_REASON_DNS_FAILED;
+		dnsq_audit(q, DNSMSG_SERVFAIL, NULL);
+		dnsq_answer(q, DNSMSG_SERVFAIL, NULL, 0);
+		return;
+	}
+	if (st == RESOLVE_NONAME) {
+		dnsq_audit(q, a->nodata ? DNSMSG_NOERROR : DNSMSG_NXDOMAIN,
+		    NULL);
+		dnsq_answer(q, a->nodata ? DNSMSG_NOERROR : DNSMSG_NXDOMAIN,
+		    NULL, 0);
+		return;
+	}
+	ttl = a->ttl == 0 ? DNS_TTL_HOSTS : a->ttl;
+	if (ttl < DNS_TTL_MIN)
+		ttl = DNS_TTL_MIN;
+	if (ttl > DNS_TTL_MAX)
+		ttl = DNS_TTL_MAX;
+	text[0] = '\0';
+	for (i = 0; i < a->n && n < DNSMSG_ANSWERS_MAX; i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&a->addrs[i];
+
+		memset(&ra, 0, sizeof(ra));
+		memset(&rrs[n], 0, sizeof(rrs[n]));
+		if (sa->sa_family == AF_INET) {
+			ra.family = AF_INET;
+			ra.v4 = ((const struct sockaddr_in *)sa)->sin_addr;
+			rrs[n].type = DNSMSG_TYPE_A;
+			memcpy(rrs[n].addr, &ra.v4, 4);
+		} else if (sa->sa_family == AF_INET6) {
+			ra.family = AF_INET6;
+			ra.v6 = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+			rrs[n].type = DNSMSG_TYPE_AAAA;
+			memcpy(rrs[n].addr, &ra.v6, 16);
+		} else
+			continue;
+		rrs[n].ttl = ttl;
+		rules_addr_text(&ra, one, sizeof(one));
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+		    "%s%s", n > 0 ? "," : "", one);
+		/* Each as a dial to it would be: one refused, all refused. */
+		rules_check_addr_within(q->ceiling, q->policy, &ra, q->port, &ad);
+		if (ad.verdict != RULES_ALLOW && !q->report) {
+			q->d = ad;
+			dnsq_refuse(q, ad.reason == RULES_REASON_DENIED ?
+			    CONN_REASON_DENIED : CONN_REASON_INTERNAL_ADDRESS);
+			return;
+		}
+		n++;
+	}
+	dnsq_audit(q, DNSMSG_NOERROR, n > 0 ? text : NULL);
+	dnsq_answer(q, DNSMSG_NOERROR, rrs, n);
+}
+
+/* Decides a parsed query and answers it, now or once looked up. */
+static void
+dnsq_decide(struct dnsq *q)
+{
+	struct worker *w = q->dw->w;
+	struct proxy *p = w->p;
+	struct run_policy pol;
+	struct rules_addr peer;
+	struct sockaddr_storage here;
+	socklen_t herelen = sizeof(here);
+	struct resolve *r;
+	int want;
+
+	q->ceiling = proxy_rules_get(p);
+	q->report = rules_mode(q->ceiling) == RULES_MODE_REPORT;
+	if (q->tcp != NULL)
+		here = q->tcp->here;
+	else if (getsockname(q->fd, (struct sockaddr *)&here, &herelen) != 0)
+		here.ss_family = AF_UNSPEC;
+	/* A sandbox's query is its run's; one from this host, no run's. */
+	if (conn_peer_of((struct sockaddr *)&q->peer, (struct sockaddr *)&here,
+	    &peer) && (q->run = runs_by_addr(p->runs, &peer)) == NULL) {
+		dnsq_refuse(q, CONN_REASON_PROXY_AUTH);
+		return;
+	}
+	if (q->run != NULL) {
+		if (run_policy(q->run, &pol) != 0) {
+			dnsq_refuse(q, CONN_REASON_RUN_ENDED);
+			return;
+		}
+		q->policy = pol.set;
+	}
+	if (!q->q.name_ok || rules_host_parse(q->q.name, strlen(q->q.name),
+	    &q->host) != RULES_OK || q->host.kind != RULES_HOST_NAME) {
+		dnsq_refuse(q, CONN_REASON_INVALID_HOST);
+		return;
+	}
+	rules_decide_name_within(q->ceiling, q->policy, &q->host, &q->d,
+	    &q->port);
+	q->reason = conn_reason_of(q->d.reason);
+	if (q->d.verdict != RULES_ALLOW && !q->report) {
+		dnsq_refuse(q, q->reason);
+		return;
+	}
+	switch (q->q.qtype) {
+	case DNSMSG_TYPE_A:
+		want = RESOLVE_WANT_A;
+		break;
+	case DNSMSG_TYPE_AAAA:
+		want = RESOLVE_WANT_AAAA;
+		break;
+	case DNSMSG_TYPE_AXFR:
+	case DNS_TYPE_IXFR:
+		memset(&q->d, 0, sizeof(q->d));	/* no entry's doing */
+		dnsq_refuse(q, CONN_REASON_PROTOCOL_NOT_ALLOWED);
+		return;
+	default:
+		/* No data: HTTPS, SVCB, TXT, ANY, ... never go upstream. */
+		dnsq_audit(q, DNSMSG_NOERROR, NULL);
+		dnsq_answer(q, DNSMSG_NOERROR, NULL, 0);
+		return;
+	}
+	if (q->dw->npending >= DNS_PENDING_MAX) {
+		METRIC_ADD(p, dns_upstream_failures, 1);
+		q->reason = CONN_REASON_OVERLOADED;
+		dnsq_audit(q, DNSMSG_SERVFAIL, NULL);
+		dnsq_answer(q, DNSMSG_SERVFAIL, NULL, 0);
+		return;
+	}
+	METRIC_ADD(p, dns_lookups, 1);
+	q->starting = 1;
+	r = resolve_start_for(w->dns, p->hosts, q->host.text, want,
+	    dnsq_resolved, q);
+	q->starting = 0;
+	if (q->done) {			/* answered at once: hosts file */
+		dnsq_free(q);
+		return;
+	}
+	q->res = r;
+	TAILQ_INSERT_TAIL(&q->dw->pending, q, entry);
+	q->dw->npending++;
+}
+
+/* A query of len bytes in q->msg: parsed, then decided. */
+static void
+dnsq_start(struct dnsq *q)
+{
+	struct proxy *p = q->dw->w->p;
+	const char *why;
+	int r;
+
+	q->id = __atomic_add_fetch(&p->next_id, 1, __ATOMIC_RELAXED);
+	conn_sockaddr_text((struct sockaddr *)&q->peer, q->client,
+	    sizeof(q->client), 1);
+	r = dnsmsg_parse(q->msg, q->len, &q->q, &why);
+	if (r != 0) {
+		METRIC_ADD(p, dns_malformed, 1);
+		debug_f("dns %s: %s", q->client, why);
+		if (r == 1) {	/* answerable: FORMERR or NOTIMP */
+			dnsq_answer(q, q->q.rcode, NULL, 0);
+			return;
+		}
+		if (q->tcp != NULL) {	/* a stream out of step: it ends */
+			q->tcp->busy = NULL;
+			dns_tcp_free(q->tcp);
+		}
+		dnsq_free(q);
+		return;
+	}
+	dnsq_decide(q);
+}
+
+/* A datagram on a UDP socket. */
+static void
+dns_udp_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct dns_worker *dw = arg;
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	struct dnsq *q;
+	ssize_t n;
+	int i;
+
+	(void)what;
+	for (i = 0; i < 64; i++) {	/* a few at a time, then the others */
+		peerlen = sizeof(peer);
+		n = recvfrom(fd, dw->buf, sizeof(dw->buf), MSG_DONTWAIT,
+		    (struct sockaddr *)&peer, &peerlen);
+		if (n < 0)
+			return;		/* EAGAIN, or an ICMP error: next time */
+		if ((q = calloc(1, sizeof(*q))) == NULL) {
+			METRIC_ADD(dw->w->p, dns_malformed, 1);
+			continue;
+		}
+		q->dw = dw;
+		q->fd = fd;
+		q->peer = peer;
+		q->peerlen = peerlen;
+		memcpy(q->msg, dw->buf, (size_t)n);
+		q->len = (size_t)n;
+		dnsq_start(q);
+	}
+}
+
+/* ------------------------------------------------------------- TCP */
+
+static void
+dns_tcp_free(struct dns_tcp *t)
+{
+	if (t->in_next) {		/* dns_tcp_next() frees it after */
+		t->dead = 1;
+		return;
+	}
+	if (t->busy != NULL)
+		t->busy->tcp = NULL;	/* its answer goes nowhere */
+	TAILQ_REMOVE(&t->dw->tcps, t, entry);
+	t->dw->ntcp--;
+	bufferevent_free(t->bev);
+	free(t);
+}
+
+/*
+ * The whole messages of t's input, one at a time: the next once the one
+ * before is answered.  An answer given at once (a refusal, the hosts
+ * file) comes back here through dnsq_answer(), and the loop, not a
+ * deeper call, takes the next; t is freed, when asked meanwhile, on the
+ * way out.
+ */
+static void
+dns_tcp_next(struct dns_tcp *t)
+{
+	struct evbuffer *in = bufferevent_get_input(t->bev);
+	uint8_t hdr[2];
+	struct dnsq *q;
+	size_t len;
+
+	if (t->in_next)
+		return;
+	t->in_next = 1;
+	while (!t->dead && t->busy == NULL &&
+	    evbuffer_copyout(in, hdr, 2) == 2) {
+		len = (size_t)hdr[0] << 8 | hdr[1];
+		if (len == 0 || len > DNS_MSG_MAX) {
+			METRIC_ADD(t->dw->w->p, dns_malformed, 1);
+			t->dead = 1;
+			break;
+		}
+		if (evbuffer_get_length(in) < len + 2)
+			break;
+		if ((q = calloc(1, sizeof(*q))) == NULL) {
+			t->dead = 1;
+			break;
+		}
+		evbuffer_drain(in, 2);
+		evbuffer_remove(in, q->msg, len);
+		q->dw = t->dw;
+		q->fd = -1;
+		q->tcp = t;
+		q->peer = t->peer;
+		q->peerlen = t->peerlen;
+		q->len = len;
+		t->busy = q;
+		dnsq_start(q);
+	}
+	t->in_next = 0;
+	if (t->dead)
+		dns_tcp_free(t);
+}
+
+static void
+dns_tcp_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	dns_tcp_next(arg);
+}
+
+static void
+dns_tcp_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what;			/* EOF, an error, the idle timeout */
+	dns_tcp_free(arg);
+}
+
+/* A TCP client on a listening socket. */
+static void
+dns_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct dns_worker *dw = arg;
+	struct timeval idle = { DNS_TCP_IDLE_MS / 1000,
+	    (DNS_TCP_IDLE_MS % 1000) * 1000 };
+	struct dns_tcp *t;
+	socklen_t herelen;
+	int fd;
+
+	(void)what;
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return;
+	t->peerlen = sizeof(t->peer);
+	fd = accept4(lfd, (struct sockaddr *)&t->peer, &t->peerlen,
+	    SOCK_NONBLOCK | SOCK_CLOEXEC);
+	herelen = sizeof(t->here);
+	if (fd == -1 || dw->ntcp >= DNS_TCP_MAX ||
+	    getsockname(fd, (struct sockaddr *)&t->here, &herelen) == -1 ||
+	    (t->bev = bufferevent_socket_new(dw->w->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		free(t);
+		return;
+	}
+	t->dw = dw;
+	TAILQ_INSERT_TAIL(&dw->tcps, t, entry);
+	dw->ntcp++;
+	bufferevent_setcb(t->bev, dns_tcp_read_cb, NULL, dns_tcp_event_cb, t);
+	bufferevent_set_timeouts(t->bev, &idle, &idle);
+	bufferevent_setwatermark(t->bev, EV_READ, 0, DNS_MSG_MAX + 2);
+	if (bufferevent_enable(t->bev, EV_READ) != 0)
+		dns_tcp_free(t);
+}
+
+/* ------------------------------------------------------------ workers */
+
+int
+dns_worker_start(struct worker *w)
+{
+	struct proxy *p = w->p;
+	struct dns_worker *dw;
+	struct event *ev;
+	size_t i;
+	int k, fd;
+
+	if (p->ndns == 0)
+		return 0;
+	if ((dw = calloc(1, sizeof(*dw))) == NULL)
+		return -1;
+	dw->w = w;
+	TAILQ_INIT(&dw->pending);
+	TAILQ_INIT(&dw->tcps);
+	w->dns_filter = dw;
+	for (i = 0; i < p->ndns; i++)
+		for (k = 0; k < 2; k++) {
+			fd = k == 0 ? p->dns[i].udp[w->id] : p->dns[i].tcp[w->id];
+			if ((ev = event_new(w->base, fd, EV_READ | EV_PERSIST,
+			    k == 0 ? dns_udp_cb : dns_accept_cb, dw)) == NULL ||
+			    event_add(ev, NULL) != 0) {
+				if (ev != NULL)
+					event_free(ev);
+				return -1;
+			}
+			dw->ev[dw->nev++] = ev;
+			/* the worker owns it now */
+			if (k == 0)
+				p->dns[i].udp[w->id] = -1;
+			else
+				p->dns[i].tcp[w->id] = -1;
+		}
+	return 0;
+}
+
+void
+dns_worker_stop(struct worker *w)
+{
+	struct dns_worker *dw = w->dns_filter;
+	struct dnsq *q;
+	size_t i;
+
+	if (dw == NULL)
+		return;
+	for (i = 0; i < dw->nev; i++) {
+		close(event_get_fd(dw->ev[i]));
+		event_free(dw->ev[i]);
+	}
+	dw->nev = 0;
+	while ((q = TAILQ_FIRST(&dw->pending)) != NULL) {
+		TAILQ_REMOVE(&dw->pending, q, entry);
+		dw->npending--;
+		if (q->tcp != NULL)
+			q->tcp->busy = NULL;
+		dnsq_free(q);		/* cancels its look-up */
+	}
+	while (!TAILQ_EMPTY(&dw->tcps))
+		dns_tcp_free(TAILQ_FIRST(&dw->tcps));
+}
+
+void
+dns_worker_free(struct worker *w)
+{
+	dns_worker_stop(w);
+	free(w->dns_filter);
+	w->dns_filter = NULL;
+}
