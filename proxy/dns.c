@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -46,6 +47,28 @@
 #include "runs.h"
 
 #define DNS_TYPE_IXFR		251	/* an incremental zone transfer */
+#define DNS_CACHE_SLOTS		512	/* answers kept, per worker: 2^n */
+#define DNS_CACHE_ADDRS		8	/* addresses kept of one answer */
+
+/*
+ * An answer of a name server, kept for its TTL (DNS_TTL_MIN to
+ * DNS_TTL_MAX): what it said of a name and type, before any decision (a
+ * query is decided, and its addresses checked, for each run that asks).
+ * Direct-mapped: a new answer takes its slot from whatever was there.
+ */
+struct dns_cached {
+	uint64_t		 hash;		/* of name and type; 0: empty */
+	int64_t			 expires;	/* monotonic seconds */
+	uint32_t		 ttl;
+	uint16_t		 qtype;
+	uint8_t			 nodata;	/* no name (0), no records (1) */
+	uint8_t			 n;		/* addresses; 0: NXDOMAIN or NODATA */
+	char			 name[DNSMSG_NAME_MAX];
+	struct {
+		uint8_t		 family;
+		uint8_t		 addr[16];
+	}			 addrs[DNS_CACHE_ADDRS];
+};
 
 struct dnsq;
 struct dns_tcp;
@@ -60,6 +83,7 @@ struct dns_worker {
 	TAILQ_HEAD(, dns_tcp)	 tcps;
 	size_t			 ntcp;
 	uint8_t			 buf[DNS_MSG_MAX];	/* a datagram read */
+	struct dns_cached	*cache;		/* DNS_CACHE_SLOTS */
 };
 
 /* A TCP client: length-prefixed queries, answered one at a time. */
@@ -99,6 +123,7 @@ struct dnsq {
 	struct resolve		*res;
 	int			 starting;	/* in resolve_start_for() */
 	int			 done;		/* answered while starting */
+	int			 cached;	/* answered from the cache */
 };
 
 static void	dns_tcp_next(struct dns_tcp *t);
@@ -360,6 +385,116 @@ dnsq_refuse(struct dnsq *q, enum conn_reason reason)
 	dnsq_answer(q, DNSMSG_REFUSED, NULL, 0);
 }
 
+/* --------------------------------------------------------------- cache */
+
+static int64_t
+dns_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/* FNV-1a of the canonical name and the type; never 0. */
+static uint64_t
+dns_cache_hash(const char *name, uint16_t qtype)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+	size_t i;
+
+	for (i = 0; name[i] != '\0'; i++) {
+		h ^= (unsigned char)name[i];
+		h *= UINT64_C(1099511628211);
+	}
+	h ^= qtype;
+	h *= UINT64_C(1099511628211);
+	return h != 0 ? h : 1;
+}
+
+/* The slot of q's name and type, when it holds a live answer; or NULL. */
+static struct dns_cached *
+dns_cache_find(struct dns_worker *dw, const struct dnsq *q)
+{
+	uint64_t h = dns_cache_hash(q->host.text, q->q.qtype);
+	struct dns_cached *c = &dw->cache[h & (DNS_CACHE_SLOTS - 1)];
+
+	if (c->hash != h || c->qtype != q->q.qtype ||
+	    strcmp(c->name, q->host.text) != 0 || c->expires <= dns_now())
+		return NULL;
+	return c;
+}
+
+/* Keeps what a name server said of q's name (a hosts file's: not kept). */
+static void
+dns_cache_put(struct dns_worker *dw, const struct dnsq *q,
+    enum resolve_status st, const struct resolve_answers *a)
+{
+	uint64_t h = dns_cache_hash(q->host.text, q->q.qtype);
+	struct dns_cached *c = &dw->cache[h & (DNS_CACHE_SLOTS - 1)];
+	uint32_t ttl = a->ttl;
+	size_t i;
+
+	if ((st != RESOLVE_OK && st != RESOLVE_NONAME) ||
+	    (st == RESOLVE_OK && ttl == 0))
+		return;
+	if (ttl < DNS_TTL_MIN)
+		ttl = DNS_TTL_MIN;
+	if (ttl > DNS_TTL_MAX)
+		ttl = DNS_TTL_MAX;
+	memset(c, 0, sizeof(*c));
+	c->hash = h;
+	c->qtype = q->q.qtype;
+	c->ttl = ttl;
+	c->expires = dns_now() + ttl;
+	c->nodata = st == RESOLVE_NONAME && a->nodata;
+	snprintf(c->name, sizeof(c->name), "%s", q->host.text);
+	for (i = 0; st == RESOLVE_OK && i < a->n && c->n < DNS_CACHE_ADDRS;
+	    i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&a->addrs[i];
+
+		if (sa->sa_family == AF_INET)
+			memcpy(c->addrs[c->n].addr,
+			    &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		else if (sa->sa_family == AF_INET6)
+			memcpy(c->addrs[c->n].addr,
+			    &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		else
+			continue;
+		c->addrs[c->n++].family = (uint8_t)sa->sa_family;
+	}
+}
+
+/* A kept answer as a resolver's, its TTL what is left of it. */
+static enum resolve_status
+dns_cache_answers(const struct dns_cached *c, struct resolve_answers *a)
+{
+	int64_t left = c->expires - dns_now();
+	size_t i;
+
+	memset(a, 0, sizeof(*a));
+	a->ttl = left > 0 ? (uint32_t)left : 1;
+	a->nodata = c->nodata;
+	for (i = 0; i < c->n; i++) {
+		if (c->addrs[i].family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&a->addrs[i];
+
+			s4->sin_family = AF_INET;
+			memcpy(&s4->sin_addr, c->addrs[i].addr, 4);
+			a->lens[i] = sizeof(*s4);
+		} else {
+			struct sockaddr_in6 *s6 =
+			    (struct sockaddr_in6 *)&a->addrs[i];
+
+			s6->sin6_family = AF_INET6;
+			memcpy(&s6->sin6_addr, c->addrs[i].addr, 16);
+			a->lens[i] = sizeof(*s6);
+		}
+	}
+	a->n = c->n;
+	return c->n > 0 ? RESOLVE_OK : RESOLVE_NONAME;
+}
+
 /* The addresses the name resolved to, checked and answered. */
 static void
 dnsq_resolved(enum resolve_status st, const struct resolve_answers *a,
@@ -379,6 +514,8 @@ dnsq_resolved(enum resolve_status st, const struct resolve_answers *a,
 		TAILQ_REMOVE(&q->dw->pending, q, entry);
 		q->dw->npending--;
 	}
+	if (!q->cached)
+		dns_cache_put(q->dw, q, st, a);
 	if (st == RESOLVE_TIMEOUT || st == RESOLVE_FAIL) {
 		METRIC_ADD(p, dns_upstream_failures, 1);
 		q->reason = st == RESOLVE_TIMEOUT ? CONN_REASON_DNS_TIMEOUT :
@@ -445,6 +582,9 @@ dnsq_decide(struct dnsq *q)
 	struct rules_addr peer;
 	struct sockaddr_storage here;
 	socklen_t herelen = sizeof(here);
+	struct resolve_answers kept;
+	struct dns_cached *c;
+	enum resolve_status st;
 	struct resolve *r;
 	int want;
 
@@ -502,6 +642,15 @@ dnsq_decide(struct dnsq *q)
 		q->reason = CONN_REASON_OVERLOADED;
 		dnsq_audit(q, DNSMSG_SERVFAIL, NULL);
 		dnsq_answer(q, DNSMSG_SERVFAIL, NULL, 0);
+		return;
+	}
+	if ((c = dns_cache_find(q->dw, q)) != NULL) {
+		METRIC_ADD(p, dns_cache_hits, 1);
+		q->cached = 1;
+		q->starting = 1;
+		st = dns_cache_answers(c, &kept);
+		dnsq_resolved(st, &kept, q);
+		dnsq_free(q);
 		return;
 	}
 	METRIC_ADD(p, dns_lookups, 1);
@@ -712,6 +861,10 @@ dns_worker_start(struct worker *w)
 	if ((dw = calloc(1, sizeof(*dw))) == NULL)
 		return -1;
 	dw->w = w;
+	if ((dw->cache = calloc(DNS_CACHE_SLOTS, sizeof(*dw->cache))) == NULL) {
+		free(dw);
+		return -1;
+	}
 	TAILQ_INIT(&dw->pending);
 	TAILQ_INIT(&dw->tcps);
 	w->dns_filter = dw;
@@ -764,6 +917,8 @@ void
 dns_worker_free(struct worker *w)
 {
 	dns_worker_stop(w);
+	if (w->dns_filter != NULL)
+		free(w->dns_filter->cache);
 	free(w->dns_filter);
 	w->dns_filter = NULL;
 }

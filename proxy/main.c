@@ -186,6 +186,9 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	metric(out, "intutic_dns_upstream_failures_total", "counter",
 	    "DNS queries answered SERVFAIL: the name server failed or was "
 	    "silent.", METRIC_GET(p, dns_upstream_failures));
+	metric(out, "intutic_dns_cache_hits_total", "counter",
+	    "DNS queries answered from what a name server said before.",
+	    METRIC_GET(p, dns_cache_hits));
 	metric(out, "intutic_rules_entries", "gauge",
 	    "Entries in the current rule set.", r != NULL ? rules_count(r) : 0);
 	metric(out, WIRE_METRIC_UPTIME, "gauge",

@@ -112,6 +112,7 @@ struct proxy_metrics {
 	uint64_t	 dns_queries[2];	/* the filter's, by verdict */
 	uint64_t	 dns_malformed;		/* dropped, or FORMERR */
 	uint64_t	 dns_upstream_failures;	/* answered SERVFAIL */
+	uint64_t	 dns_cache_hits;	/* answered from what was kept */
 };
 
 #define METRIC_ADD(p, field, n) \

@@ -53,6 +53,8 @@ test_expect_success 'setup: a name server, the rules, the proxy with its filter'
 	v4only.test A 127.0.0.5
 	broken.test SERVFAIL
 	secret-c2VjcmV0.evil.test A 127.0.0.9
+	kept.test A 127.0.0.8
+	kept.test TTL 1
 	EOF
 	start_dns zone &&
 	write_resolv_conf &&
@@ -68,6 +70,7 @@ test_expect_success 'setup: a name server, the rules, the proxy with its filter'
 	  - broken.test
 	  - missing.test
 	  - hosted.test
+	  - kept.test
 	  - "127.0.0.0/8"
 	  - "[::1]"
 	deny:
@@ -120,7 +123,7 @@ test_expect_success 'a name the rules do not allow: REFUSED, never asked upstrea
 	audit_expect 1 proto=dns host=secret-c2VjcmV0.evil.test decision=deny \
 		reason=not-allowlisted rcode=REFUSED &&
 	audit_expect 1 proto=dns host=bad.wild.test decision=deny \
-		reason=denied "rule=rules.yaml:15"
+		reason=denied "rule=rules.yaml:16"
 '
 
 test_expect_success 'HTTPS, SVCB, TXT, ANY of an allowed name: no records, nothing asked upstream; a zone transfer refused' '
@@ -170,6 +173,24 @@ test_expect_success 'upstream: SERVFAIL passed on and counted apart, NXDOMAIN, n
 	echo "A 127.0.0.7" >expect &&
 	test_cmp expect answers &&
 	test_must_be_empty "$DNS_QUERY_LOG"
+'
+
+test_expect_success 'answers kept for their TTL, at least 5 s: asked upstream once, again once it ran out' '
+	: >"$DNS_QUERY_LOG" &&
+	hits=$(proxy_metric intutic_dns_cache_hits_total) &&
+	ask kept.test A &&
+	echo "A 127.0.0.8" >expect &&
+	test_cmp expect answers &&
+	ask kept.test A &&
+	test_cmp expect answers &&
+	ttl=$(awk "/^kept.test/ { print \$2; exit }" dig.out) &&
+	test "$ttl" -ge 1 && test "$ttl" -le 5 &&
+	test "$(grep -c "^kept.test A" "$DNS_QUERY_LOG")" = 1 &&
+	test "$(proxy_metric intutic_dns_cache_hits_total)" -gt "$hits" &&
+	sleep 6 &&
+	ask kept.test A &&
+	test_cmp expect answers &&
+	test "$(grep -c "^kept.test A" "$DNS_QUERY_LOG")" = 2
 '
 
 test_expect_success 'over TCP: the same answers, several queries on one connection' '
