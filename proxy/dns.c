@@ -47,14 +47,17 @@
 #include "runs.h"
 
 #define DNS_TYPE_IXFR		251	/* an incremental zone transfer */
-#define DNS_CACHE_SLOTS		512	/* answers kept, per worker: 2^n */
+#define DNS_CACHE_SLOTS		1024	/* answers kept, per worker: 2^n */
+#define DNS_CACHE_WAYS		4	/* slots a name may take: 2^n */
 #define DNS_CACHE_ADDRS		8	/* addresses kept of one answer */
 
 /*
  * An answer of a name server, kept for its TTL (DNS_TTL_MIN to
  * DNS_TTL_MAX): what it said of a name and type, before any decision (a
  * query is decided, and its addresses checked, for each run that asks).
- * Direct-mapped: a new answer takes its slot from whatever was there.
+ * A name and type may take any of the DNS_CACHE_WAYS slots of its set; a
+ * new answer takes an empty or run-out one there, else the one that runs
+ * out first.
  */
 struct dns_cached {
 	uint64_t		 hash;		/* of name and type; 0: empty */
@@ -412,17 +415,28 @@ dns_cache_hash(const char *name, uint16_t qtype)
 	return h != 0 ? h : 1;
 }
 
+/* The first slot of the set of hash h. */
+static struct dns_cached *
+dns_cache_set(struct dns_worker *dw, uint64_t h)
+{
+	return &dw->cache[h & (DNS_CACHE_SLOTS - 1) & ~(size_t)(DNS_CACHE_WAYS -
+	    1)];
+}
+
 /* The slot of q's name and type, when it holds a live answer; or NULL. */
 static struct dns_cached *
 dns_cache_find(struct dns_worker *dw, const struct dnsq *q)
 {
 	uint64_t h = dns_cache_hash(q->host.text, q->q.qtype);
-	struct dns_cached *c = &dw->cache[h & (DNS_CACHE_SLOTS - 1)];
+	struct dns_cached *c = dns_cache_set(dw, h);
+	int64_t now = dns_now();
+	size_t i;
 
-	if (c->hash != h || c->qtype != q->q.qtype ||
-	    strcmp(c->name, q->host.text) != 0 || c->expires <= dns_now())
-		return NULL;
-	return c;
+	for (i = 0; i < DNS_CACHE_WAYS; i++, c++)
+		if (c->hash == h && c->qtype == q->q.qtype &&
+		    strcmp(c->name, q->host.text) == 0)
+			return c->expires > now ? c : NULL;
+	return NULL;
 }
 
 /* Keeps what a name server said of q's name (a hosts file's: not kept). */
@@ -431,13 +445,23 @@ dns_cache_put(struct dns_worker *dw, const struct dnsq *q,
     enum resolve_status st, const struct resolve_answers *a)
 {
 	uint64_t h = dns_cache_hash(q->host.text, q->q.qtype);
-	struct dns_cached *c = &dw->cache[h & (DNS_CACHE_SLOTS - 1)];
+	struct dns_cached *set = dns_cache_set(dw, h), *c = set;
 	uint32_t ttl = a->ttl;
 	size_t i;
 
 	if ((st != RESOLVE_OK && st != RESOLVE_NONAME) ||
 	    (st == RESOLVE_OK && ttl == 0))
 		return;
+	/* Its own slot, else an empty one, else the one running out first. */
+	for (i = 0; i < DNS_CACHE_WAYS; i++) {
+		if (set[i].hash == h && set[i].qtype == q->q.qtype &&
+		    strcmp(set[i].name, q->host.text) == 0) {
+			c = &set[i];
+			break;
+		}
+		if (set[i].hash == 0 || set[i].expires < c->expires)
+			c = &set[i];
+	}
 	if (ttl < DNS_TTL_MIN)
 		ttl = DNS_TTL_MIN;
 	if (ttl > DNS_TTL_MAX)
