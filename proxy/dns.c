@@ -661,13 +661,6 @@ dnsq_decide(struct dnsq *q)
 		dnsq_answer(q, DNSMSG_NOERROR, NULL, 0);
 		return;
 	}
-	if (q->dw->npending >= DNS_PENDING_MAX) {
-		METRIC_ADD(p, dns_upstream_failures, 1);
-		q->reason = CONN_REASON_OVERLOADED;
-		dnsq_audit(q, DNSMSG_SERVFAIL, NULL);
-		dnsq_answer(q, DNSMSG_SERVFAIL, NULL, 0);
-		return;
-	}
 	if ((c = dns_cache_find(q->dw, q)) != NULL) {
 		METRIC_ADD(p, dns_cache_hits, 1);
 		q->cached = 1;
@@ -675,6 +668,14 @@ dnsq_decide(struct dnsq *q)
 		st = dns_cache_answers(c, &kept);
 		dnsq_resolved(st, &kept, q);
 		dnsq_free(q);
+		return;
+	}
+	/* Kept answers still come when too many are asked upstream. */
+	if (q->dw->npending >= DNS_PENDING_MAX) {
+		METRIC_ADD(p, dns_upstream_failures, 1);
+		q->reason = CONN_REASON_OVERLOADED;
+		dnsq_audit(q, DNSMSG_SERVFAIL, NULL);
+		dnsq_answer(q, DNSMSG_SERVFAIL, NULL, 0);
 		return;
 	}
 	METRIC_ADD(p, dns_lookups, 1);

@@ -77,7 +77,7 @@ test_expect_success 'setup: a name server, the rules, the proxy with its filter'
 	  - bad.wild.test
 	EOF
 	write_hosts hosts hosted.test=127.0.0.7 &&
-	start_proxy rules.yaml --dns-bind 127.0.0.1:0 &&
+	start_proxy rules.yaml --dns-bind 127.0.0.1:0 --workers 1 &&
 	FILTER_PORT=$(python3 -c "
 import json, sys
 print(json.load(open(sys.argv[1]))[\"dns\"][0].rsplit(\":\", 1)[1])
@@ -175,6 +175,8 @@ test_expect_success 'upstream: SERVFAIL passed on and counted apart, NXDOMAIN, n
 	test_must_be_empty "$DNS_QUERY_LOG"
 '
 
+# (One worker: each keeps answers of its own, and the kernel hands each
+# datagram to one of them.)
 test_expect_success 'answers kept for their TTL, at least 5 s: asked upstream once, again once it ran out' '
 	: >"$DNS_QUERY_LOG" &&
 	hits=$(proxy_metric intutic_dns_cache_hits_total) &&
