@@ -25,6 +25,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,16 @@ struct dns_cached {
 struct dnsq;
 struct dns_tcp;
 
+/* A UDP socket of a worker, and the address it is bound to. */
+struct dns_udp {
+	struct dns_worker	*dw;
+	struct sockaddr_storage	 here;
+};
+
 /* A worker's share of the filter. */
 struct dns_worker {
 	struct worker		*w;
+	struct dns_udp		 udp[DNS_BINDS_MAX];
 	struct event		*ev[DNS_BINDS_MAX * 2];	/* UDP, TCP accept */
 	size_t			 nev;
 	TAILQ_HEAD(, dnsq)	 pending;	/* looked up upstream now */
@@ -110,9 +118,9 @@ struct dnsq {
 	struct dns_tcp		*tcp;		/* TCP: the client; NULL */
 	struct sockaddr_storage	 peer;
 	socklen_t		 peerlen;
+	struct sockaddr_storage	 here;		/* the address it came to */
 	char			 client[64];	/* "10.0.0.2:40000" */
 	uint64_t		 id;
-	uint8_t			 msg[DNS_MSG_MAX];
 	size_t			 len;
 	struct dnsmsg_query	 q;
 	struct rules_host	 host;
@@ -127,6 +135,7 @@ struct dnsq {
 	int			 starting;	/* in resolve_start_for() */
 	int			 done;		/* answered while starting */
 	int			 cached;	/* answered from the cache */
+	uint8_t			 msg[DNS_MSG_MAX];	/* last: not zeroed */
 };
 
 static void	dns_tcp_next(struct dns_tcp *t);
@@ -604,8 +613,6 @@ dnsq_decide(struct dnsq *q)
 	struct proxy *p = w->p;
 	struct run_policy pol;
 	struct rules_addr peer;
-	struct sockaddr_storage here;
-	socklen_t herelen = sizeof(here);
 	struct resolve_answers kept;
 	struct dns_cached *c;
 	enum resolve_status st;
@@ -614,13 +621,10 @@ dnsq_decide(struct dnsq *q)
 
 	q->ceiling = proxy_rules_get(p);
 	q->report = rules_mode(q->ceiling) == RULES_MODE_REPORT;
-	if (q->tcp != NULL)
-		here = q->tcp->here;
-	else if (getsockname(q->fd, (struct sockaddr *)&here, &herelen) != 0)
-		here.ss_family = AF_UNSPEC;
 	/* A sandbox's query is its run's; one from this host, no run's. */
-	if (conn_peer_of((struct sockaddr *)&q->peer, (struct sockaddr *)&here,
-	    &peer) && (q->run = runs_by_addr(p->runs, &peer)) == NULL) {
+	if (conn_peer_of((struct sockaddr *)&q->peer,
+	    (struct sockaddr *)&q->here, &peer) &&
+	    (q->run = runs_by_addr(p->runs, &peer)) == NULL) {
 		dnsq_refuse(q, CONN_REASON_PROXY_AUTH);
 		return;
 	}
@@ -692,6 +696,19 @@ dnsq_decide(struct dnsq *q)
 	q->dw->npending++;
 }
 
+/* A new query of dw: zeroed but for its message, which is written next. */
+static struct dnsq *
+dnsq_new(struct dns_worker *dw)
+{
+	struct dnsq *q;
+
+	if ((q = malloc(sizeof(*q))) == NULL)
+		return NULL;
+	memset(q, 0, offsetof(struct dnsq, msg));
+	q->dw = dw;
+	return q;
+}
+
 /* A query of len bytes in q->msg: parsed, then decided. */
 static void
 dnsq_start(struct dnsq *q)
@@ -725,7 +742,8 @@ dnsq_start(struct dnsq *q)
 static void
 dns_udp_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct dns_worker *dw = arg;
+	struct dns_udp *u = arg;
+	struct dns_worker *dw = u->dw;
 	struct sockaddr_storage peer;
 	socklen_t peerlen;
 	struct dnsq *q;
@@ -739,12 +757,12 @@ dns_udp_cb(evutil_socket_t fd, short what, void *arg)
 		    (struct sockaddr *)&peer, &peerlen);
 		if (n < 0)
 			return;		/* EAGAIN, or an ICMP error: next time */
-		if ((q = calloc(1, sizeof(*q))) == NULL) {
+		if ((q = dnsq_new(dw)) == NULL) {
 			METRIC_ADD(dw->w->p, dns_malformed, 1);
 			continue;
 		}
-		q->dw = dw;
 		q->fd = fd;
+		q->here = u->here;
 		q->peer = peer;
 		q->peerlen = peerlen;
 		memcpy(q->msg, dw->buf, (size_t)n);
@@ -798,15 +816,15 @@ dns_tcp_next(struct dns_tcp *t)
 		}
 		if (evbuffer_get_length(in) < len + 2)
 			break;
-		if ((q = calloc(1, sizeof(*q))) == NULL) {
+		if ((q = dnsq_new(t->dw)) == NULL) {
 			t->dead = 1;
 			break;
 		}
 		evbuffer_drain(in, 2);
 		evbuffer_remove(in, q->msg, len);
-		q->dw = t->dw;
 		q->fd = -1;
 		q->tcp = t;
+		q->here = t->here;
 		q->peer = t->peer;
 		q->peerlen = t->peerlen;
 		q->len = len;
@@ -893,11 +911,18 @@ dns_worker_start(struct worker *w)
 	TAILQ_INIT(&dw->pending);
 	TAILQ_INIT(&dw->tcps);
 	w->dns_filter = dw;
-	for (i = 0; i < p->ndns; i++)
+	for (i = 0; i < p->ndns; i++) {
+		/*
+		 * A datagram came to the address bound (a wildcard one does
+		 * not say which: bind the sandboxes' and loopback's).
+		 */
+		dw->udp[i].dw = dw;
+		dw->udp[i].here = p->dns[i].ss;
 		for (k = 0; k < 2; k++) {
 			fd = k == 0 ? p->dns[i].udp[w->id] : p->dns[i].tcp[w->id];
 			if ((ev = event_new(w->base, fd, EV_READ | EV_PERSIST,
-			    k == 0 ? dns_udp_cb : dns_accept_cb, dw)) == NULL ||
+			    k == 0 ? dns_udp_cb : dns_accept_cb,
+			    k == 0 ? (void *)&dw->udp[i] : (void *)dw)) == NULL ||
 			    event_add(ev, NULL) != 0) {
 				if (ev != NULL)
 					event_free(ev);
@@ -910,6 +935,7 @@ dns_worker_start(struct worker *w)
 			else
 				p->dns[i].tcp[w->id] = -1;
 		}
+	}
 	return 0;
 }
 
