@@ -36,6 +36,8 @@
 	    "the group that may use the control socket") \
 	X("dns-bind", TEXT, dns_bind_text, "ADDR[:PORT],...", NULL, 0, 0, \
 	    NULL, "serve the DNS filter there (port 53 by default)") \
+	X("transparent-bind", TEXT, transparent_text, "ADDR:PORT,...", NULL, \
+	    0, 0, NULL, "take connections nftables redirects there") \
 	X("resolv-conf", TEXT, resolv_conf, "FILE", "/etc/resolv.conf", 0, 0, \
 	    "INTUTIC_RESOLV_CONF", "the name servers to ask") \
 	X("hosts", TEXT, hosts_file, "FILE", "/etc/hosts", 0, 0, \

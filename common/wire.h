@@ -17,6 +17,8 @@
 #define WIRE_STATE_AUDIT	"audit"
 #define WIRE_STATE_CONTROL	"control"	/* the control socket's path */
 #define WIRE_STATE_DNS		"dns"	/* the DNS filter's "ADDR:PORT"s */
+/* the transparent listeners' "ADDR:PORT"s */
+#define WIRE_STATE_TRANSPARENT	"transparent"
 #define WIRE_STATE_STARTED	"started"
 #define WIRE_STATE_WORKERS	"workers"
 #define WIRE_STATE_VERSION	"version"

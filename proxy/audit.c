@@ -216,6 +216,14 @@ audit_write(struct audit *a, const struct audit_record *r)
 		put_str(&l, "rcode", r->rcode);
 		put_str(&l, "answers", r->answers);
 	}
+	if (r->transparent) {
+		put_str(&l, "original", r->original);
+		put_key(&l, "mismatch");
+		if (r->mismatch)
+			PUT_LIT(&l, "true");
+		else
+			PUT_LIT(&l, "false");
+	}
 	if (r->command != NULL) {
 		put_str(&l, "command", r->command);
 		put_str(&l, "project", r->project);

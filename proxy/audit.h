@@ -38,6 +38,15 @@ struct audit_record {
 	const char	*qtype;		/* "A", "AAAA", "HTTPS", "TYPE99" */
 	const char	*rcode;		/* what was answered: "NOERROR", ... */
 	const char	*answers;	/* the addresses given, "a,b", or NULL */
+	/*
+	 * Transparent records only (proto "transparent"): written when
+	 * transparent is set.  original: the destination nftables redirected
+	 * from, "ADDR:PORT" (NULL: not known); mismatch: the address dialled
+	 * is not that one (not among the name's answers).
+	 */
+	int		 transparent;
+	const char	*original;
+	int		 mismatch;
 	/* "run" records only (a run registered): written when command is set. */
 	const char	*command;	/* the command's name */
 	const char	*project;	/* its .intutic.yaml, or NULL */

@@ -9,6 +9,8 @@
  *	way-forward.c	absolute-form HTTP, forwarded in origin-form
  *	way-api.c	the proxy's own API in origin-form (/healthz, ...)
  *	way-control.c	the control API, on the control socket only
+ *	way-transparent.c  connections nftables redirected: the name from
+ *			the first bytes, then as CONNECT after its 200
  *	conn-dial.c	for all of them: the run a request carries, the
  *			decision by name, the look-up, the address, the dial
  *
@@ -31,6 +33,7 @@
 #include "proxy.h"
 #include "rules.h"
 #include "runs.h"
+#include "tls-hello.h"
 
 /*
  * An address as text, or the refused addresses of a name, as the audit
@@ -47,10 +50,19 @@ enum conn_state {
 	CONN_HTTP,		/* forwarding one absolute-form exchange */
 	CONN_FINISH,		/* writing a last answer, then closing */
 	CONN_WAIT,		/* a control answer waits for a recheck */
+	CONN_SNIFF,		/* transparent: waiting for the first bytes */
 	CONN_STATE_COUNT
 };
 
 struct conn_way;
+struct resolve_answers;
+
+/* How a refusal is told to the client (conn_fail()). */
+enum conn_answer {
+	CONN_ANSWER_HTTP = 0,	/* an HTTP answer naming the reason */
+	CONN_ANSWER_TLS,	/* a TLS client: a fatal alert */
+	CONN_ANSWER_CLOSE,	/* another protocol: the close alone */
+};
 
 /*
  * Everything that belongs to one request on a connection: a connection may
@@ -69,6 +81,8 @@ struct conn_req {
 	int			 decided;	/* decision record written */
 	int			 report_only;	/* denied, let through (report) */
 	int			 status;	/* HTTP status answered */
+	enum conn_answer	 answer;	/* how a refusal is told */
+	int			 mismatch;	/* not the original address */
 	struct sockaddr_storage	 addr;		/* pinned */
 	socklen_t		 addrlen;
 	char			 addr_text[CONN_ADDR_TEXT_MAX];
@@ -117,6 +131,14 @@ struct conn {
 	pid_t			 peer_pid;
 	struct rules_addr	 peer;		/* a data port's peer; family 0 */
 	int			 sandboxed;	/* peer not loopback: a sandbox's */
+	/*
+	 * A transparent connection's original destination (SO_ORIGINAL_DST),
+	 * its port in orig_port; family 0 when not known (redirected in
+	 * another network namespace, or not redirected at all).
+	 */
+	struct sockaddr_storage	 orig;
+	uint16_t		 orig_port;	/* 0: not known */
+	char			 orig_text[CONN_ADDR_TEXT_MAX];	/* "" */
 
 	struct conn_req		 req;		/* the request being handled */
 
@@ -195,6 +217,7 @@ extern const struct conn_state_def conn_state_peek;	/* way-connect.c */
 extern const struct conn_state_def conn_state_tunnel;	/* way-connect.c */
 extern const struct conn_state_def conn_state_http;	/* way-forward.c */
 extern const struct conn_state_def conn_state_wait;	/* way-control.c */
+extern const struct conn_state_def conn_state_sniff;	/* way-transparent.c */
 
 /* --- the ways in ---------------------------------------------------------- */
 
@@ -211,12 +234,21 @@ struct conn_way {
 			    size_t avail);
 	/* The origin is connected (conn-dial.c dialled it). */
 	void		(*dialled)(struct conn *c);
+	/*
+	 * Optional.  accepted: the way takes every connection of its
+	 * listeners from accept(2) on (fd, its socket), instead of a request
+	 * head.  answers: may reorder what the name resolved to before an
+	 * address is picked.
+	 */
+	void		(*accepted)(struct conn *c, int fd);
+	void		(*answers)(struct conn *c, struct resolve_answers *ans);
 };
 
 extern const struct conn_way conn_way_connect;	/* way-connect.c */
 extern const struct conn_way conn_way_api;	/* way-api.c */
 extern const struct conn_way conn_way_control;	/* way-control.c */
 extern const struct conn_way conn_way_forward;	/* way-forward.c */
+extern const struct conn_way conn_way_transparent; /* way-transparent.c */
 
 /* --- the core (conn.c) ------------------------------------------------------ */
 
@@ -242,6 +274,10 @@ void		 conn_fail(struct conn *c, int status, enum conn_reason reason,
 /* A refusal: decided RULES_DENY, answered, closed. */
 void		 conn_deny(struct conn *c, int status, enum conn_reason reason,
 		    const char *detail);
+/* A fatal TLS alert of that description to the client (its input dropped). */
+#define TLS_ALERT_ACCESS_DENIED		49
+#define TLS_ALERT_INTERNAL_ERROR	80
+void		 conn_tls_alert(struct conn *c, int description);
 /* The last words are in the client's output: close once written. */
 void		 conn_finish(struct conn *c);
 /* Frees the origin side. */
@@ -270,8 +306,8 @@ int		 conn_peer_of(const struct sockaddr *sa,
 /* --- for every way (conn-dial.c) ------------------------------------------- */
 
 /*
- * The run the request carries (Proxy-Authorization); 0, or -1 when it was
- * refused (407) and answered.
+ * The run the request carries (Proxy-Authorization; h NULL: none); 0, or
+ * -1 when it was refused (407) and answered.
  */
 int		 conn_identify(struct conn *c, const struct http_head *h);
 /*
@@ -288,5 +324,38 @@ void		 conn_reach(struct conn *c);
 
 /* The pair becomes a tunnel (after a CONNECT's peek, or a 101). */
 void		 conn_tunnel_enter(struct conn *c);
+/* Its decision record (allowed, or denied and let through), then that. */
+void		 conn_tunnel_start(struct conn *c);
+/* No first bytes in time: denied (peek-timeout), closed. */
+void		 conn_peek_timeout(struct conn *c);
+
+/* What the client's first bytes are (conn_sniff()). */
+enum conn_sniff {
+	CONN_SNIFF_MORE,	/* not enough yet */
+	CONN_SNIFF_TLS,		/* a ClientHello: hello */
+	CONN_SNIFF_HTTP,	/* a request head: *h, to free() */
+	CONN_SNIFF_OTHER,	/* neither */
+	CONN_SNIFF_BAD_TLS,	/* a TLS record that is no ClientHello */
+	CONN_SNIFF_BAD_HTTP,	/* a bad request head: status, why */
+	CONN_SNIFF_ERROR,	/* out of memory: the caller closes */
+};
+
+struct conn_sniffed {
+	struct tls_hello	 hello;
+	struct http_head	*h;
+	int			 status;
+	const char		*why;
+};
+
+/*
+ * Looks at the client's first bytes, leaving them in its input: the peek
+ * after a CONNECT's 200, and the transparent listener's before anything.
+ */
+enum conn_sniff	 conn_sniff(struct conn *c, struct conn_sniffed *s);
+/*
+ * Whether a request's target names nothing but c->req.host and port
+ * (origin-form, "*", or an absolute-form URI naming them).
+ */
+int		 conn_target_ok(const struct conn *c, const struct http_head *h);
 
 #endif /* INTUTIC_CONN_CORE_H */

@@ -194,6 +194,8 @@ conn_resolved_cb(enum resolve_status status,
 			conn_fail(c, 502, CONN_REASON_DNS_FAILED, detail);
 	} else {
 		ans = *answers;
+		if (c->req.way->answers != NULL)
+			c->req.way->answers(c, &ans);
 		if (conn_pin(c, &ans) == 0)
 			conn_dial(c);
 	}
@@ -430,7 +432,8 @@ conn_identify_early(struct conn *c, const struct http_head *h)
 int
 conn_identify(struct conn *c, const struct http_head *h)
 {
-	const struct http_header *a = http_header_find(h, "proxy-authorization");
+	const struct http_header *a = h != NULL ?
+	    http_header_find(h, "proxy-authorization") : NULL;
 	struct run *run = NULL, *named;
 	struct run_policy pol;
 	char peer[RULES_ADDR_TEXT_MAX], detail[256];
@@ -568,7 +571,7 @@ conn_recheck(struct conn *c)
 	struct rules *ceiling;
 	int ended = 0;
 
-	if (c->closing || c->listener != CONN_LISTEN_DATA)
+	if (c->closing || c->listener == CONN_LISTEN_CONTROL)
 		return;
 	memset(&pol, 0, sizeof(pol));
 	ceiling = proxy_rules_get(c->p);

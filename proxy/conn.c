@@ -180,6 +180,11 @@ conn_audit(struct conn *c, const char *event)
 	r.rule = c->req.d.entry != NULL ? rules_entry_where(c->req.d.entry, where,
 	    sizeof(where)) : NULL;
 	r.status = c->req.status > 0 ? c->req.status : -1;
+	if (c->listener == CONN_LISTEN_TRANSPARENT) {
+		r.original = c->orig_text[0] != '\0' ? c->orig_text : NULL;
+		r.mismatch = c->req.mismatch;
+		r.transparent = 1;
+	}
 	if (strcmp(event, "close") == 0) {
 		r.bytes_up = (int64_t)c->bytes_up;
 		r.bytes_down = (int64_t)c->bytes_down;
@@ -296,6 +301,7 @@ static const struct conn_state_def *const conn_states[CONN_STATE_COUNT] = {
 	[CONN_HTTP] = &conn_state_http,
 	[CONN_FINISH] = &conn_state_finish,
 	[CONN_WAIT] = &conn_state_wait,
+	[CONN_SNIFF] = &conn_state_sniff,
 };
 
 /* The ways in, asked in this order whether a request head is theirs. */
@@ -304,6 +310,7 @@ static const struct conn_way *const conn_ways[] = {
 	&conn_way_connect,
 	&conn_way_api,
 	&conn_way_forward,	/* the rest */
+	&conn_way_transparent,	/* a --transparent-bind listener's, all */
 };
 
 static void
@@ -601,9 +608,23 @@ conn_stop_idle(struct worker *w)
 	}
 }
 
+void
+conn_tls_alert(struct conn *c, int description)
+{
+	uint8_t alert[] = { 0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0 };
+
+	alert[6] = (uint8_t)description;
+	evbuffer_drain(bufferevent_get_input(c->client),
+	    evbuffer_get_length(bufferevent_get_input(c->client)));
+	bufferevent_write(c->client, alert, sizeof(alert));
+}
+
 /*
  * Answers the client and closes once the answer is written.  The body names
  * the reason and the rule so that a person and an agent both understand it.
+ * A client that spoke TLS to the transparent listener gets an alert instead
+ * (access_denied for a refusal, internal_error when the proxy could not go
+ * on), and one that spoke neither TLS nor HTTP the close alone.
  */
 void
 conn_fail(struct conn *c, int status, enum conn_reason reason,
@@ -615,6 +636,19 @@ conn_fail(struct conn *c, int status, enum conn_reason reason,
 	    where, sizeof(where)) : NULL;
 
 	c->req.status = status;
+	conn_decided(c, c->req.d.verdict, reason);
+	switch (c->req.answer) {
+	case CONN_ANSWER_TLS:
+		conn_tls_alert(c, status < 500 ? TLS_ALERT_ACCESS_DENIED :
+		    TLS_ALERT_INTERNAL_ERROR);
+		conn_finish(c);
+		return;
+	case CONN_ANSWER_CLOSE:
+		conn_close(c);
+		return;
+	case CONN_ANSWER_HTTP:
+		break;
+	}
 	if (c->req.host.len > 0)
 		snprintf(target, sizeof(target), "%s:%u", c->req.host.text, c->req.port);
 	else
@@ -631,7 +665,6 @@ conn_fail(struct conn *c, int status, enum conn_reason reason,
 	else
 		snprintf(body, sizeof(body), "intutic: %s: %s (%s).\n", target,
 		    detail, conn_reason_str(reason));
-	conn_decided(c, c->req.d.verdict, reason);
 	http_answer(bufferevent_get_output(c->client), status,
 	    conn_reason_str(reason), body);
 	conn_finish(c);
@@ -821,6 +854,7 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len,
 	struct ucred cred;
 	socklen_t credlen = sizeof(cred);
 	struct conn *c;
+	size_t i;
 
 	(void)len;
 	if ((c = pool_get(&w->conn_pool)) == NULL) {
@@ -872,6 +906,12 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len,
 	}
 	conn_bev_init(c, c->client);
 	conn_set_state(c, CONN_HEAD);
+	for (i = 0; i < sizeof(conn_ways) / sizeof(conn_ways[0]); i++)
+		if ((conn_ways[i]->listeners & c->listener) &&
+		    conn_ways[i]->accepted != NULL) {
+			conn_ways[i]->accepted(c, fd);
+			break;
+		}
 	if (__atomic_load_n(&p->metrics.conns_active, __ATOMIC_RELAXED) >
 	    p->cfg.conns_max) {
 		conn_fail(c, 503, CONN_REASON_OVERLOADED,

@@ -143,48 +143,6 @@ static void	dns_tcp_free(struct dns_tcp *t);
 
 /* ------------------------------------------------------------ sockets */
 
-/* "ADDR", "ADDR:PORT", "[V6]", "[V6]:PORT" into ss; 0, or -1. */
-static int
-dns_parse_bind(const char *text, struct sockaddr_storage *ss, socklen_t *len)
-{
-	char addr[INET6_ADDRSTRLEN + 2], *end;
-	const char *port = NULL, *close_br;
-	unsigned long n = DNS_PORT_DEFAULT;
-	size_t alen;
-
-	if (text[0] == '[') {
-		if ((close_br = strchr(text, ']')) == NULL)
-			return -1;
-		alen = (size_t)(close_br - text) + 1;
-		if (close_br[1] == ':')
-			port = close_br + 2;
-		else if (close_br[1] != '\0')
-			return -1;
-	} else if ((port = strchr(text, ':')) != NULL &&
-	    strchr(port + 1, ':') == NULL) {
-		alen = (size_t)(port - text);
-		port++;
-	} else {
-		alen = strlen(text);	/* an IPv6 address without a port */
-		port = NULL;
-	}
-	if (alen == 0 || alen >= sizeof(addr))
-		return -1;
-	memcpy(addr, text, alen);
-	addr[alen] = '\0';
-	if (port != NULL) {
-		errno = 0;
-		n = strtoul(port, &end, 10);
-		if (*port < '0' || *port > '9' || *end != '\0' || errno != 0 ||
-		    n > 65535)
-			return -1;
-	}
-	if (worker_parse_bind(addr, ss, len) != 0)
-		return -1;
-	worker_set_port(ss, (uint16_t)n);
-	return 0;
-}
-
 /* A socket of type on b's address, SO_REUSEPORT; -1 with errno. */
 static int
 dns_socket(const struct dns_bind *b, int type)
@@ -251,7 +209,8 @@ dns_listen_all(struct proxy *p)
 		b = &p->dns[p->ndns];
 		for (k = 0; k < PROXY_WORKERS_MAX; k++)
 			b->udp[k] = b->tcp[k] = -1;
-		if (dns_parse_bind(tok, &b->ss, &b->len) != 0) {
+		if (worker_parse_addrport(tok, DNS_PORT_DEFAULT, &b->ss,
+		    &b->len) != 0) {
 			error("--dns-bind: invalid address '%s': expected ADDR, "
 			    "ADDR:PORT or [IPV6]:PORT", tok);
 			return -2;

@@ -189,6 +189,10 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	metric(out, "intutic_dns_cache_hits_total", "counter",
 	    "DNS queries answered from what a name server said before.",
 	    METRIC_GET(p, dns_cache_hits));
+	metric(out, "intutic_transparent_mismatches_total", "counter",
+	    "Transparent connections whose original address was not among "
+	    "their name's addresses (the proxy's own answer was dialled).",
+	    METRIC_GET(p, transparent_mismatches));
 	metric(out, "intutic_rules_entries", "gauge",
 	    "Entries in the current rule set.", r != NULL ? rules_count(r) : 0);
 	metric(out, WIRE_METRIC_UPTIME, "gauge",
@@ -263,6 +267,12 @@ state_write(struct proxy *p)
 		if (i > 0)
 			fputs(", ", fp);
 		jsonw_fstr(fp, p->dns[i].text);
+	}
+	fputs("], \"" WIRE_STATE_TRANSPARENT "\": [", fp);
+	for (i = 0; i < p->ntransparent; i++) {
+		if (i > 0)
+			fputs(", ", fp);
+		jsonw_fstr(fp, p->transparent[i].text);
 	}
 	fputs("]", fp);
 	fprintf(fp, ", \"" WIRE_STATE_STARTED "\": %lld, \"" WIRE_STATE_WORKERS
@@ -838,6 +848,7 @@ main(int argc, char **argv)
 	for (k = 0; k < p->nworkers; k++)
 		worker_free(&p->workers[k]);
 	dns_close_all(p);
+	worker_unlisten_all(p);
 	if (state_path[0] != '\0')
 		unlink(state_path);
 	control_unlink(p);

@@ -32,6 +32,7 @@ struct event;
 /* Limits and timeouts: each a named default, each overridable by an option. */
 #define PROXY_PORT_DEFAULT	8877
 #define PROXY_BINDS_MAX		16		/* --bind addresses */
+#define PROXY_TRANSPARENT_MAX	4		/* --transparent-bind addresses */
 #define PROXY_WORKERS_MAX	64
 #define PROXY_HEAD_MAX		(64 * 1024)	/* bytes of a request head */
 #define PROXY_HEADERS_MAX	100		/* header lines in a request */
@@ -75,6 +76,7 @@ struct proxy_config {
 	const char	*hosts_file;
 	const char	*control_group;		/* NULL: the proxy's */
 	const char	*dns_bind_text;		/* --dns-bind; NULL: no filter */
+	const char	*transparent_text;	/* --transparent-bind; NULL: none */
 	size_t		 head_max;
 	size_t		 headers_max;
 	size_t		 uri_max;
@@ -113,6 +115,8 @@ struct proxy_metrics {
 	uint64_t	 dns_malformed;		/* dropped, or FORMERR */
 	uint64_t	 dns_upstream_failures;	/* answered SERVFAIL */
 	uint64_t	 dns_cache_hits;	/* answered from what was kept */
+	/* the transparent listener's: not the original address dialled */
+	uint64_t	 transparent_mismatches;
 };
 
 #define METRIC_ADD(p, field, n) \
@@ -128,6 +132,8 @@ struct proxy_listen {
 	socklen_t		 len;
 	char			 text[64];	/* "127.0.0.1" or "::1" */
 	int			 fds[PROXY_WORKERS_MAX];	/* one per worker */
+	/* A transparent listener's own addresses (ownaddr.h); else NULL. */
+	struct ownaddr		*own;
 };
 
 struct worker;
@@ -148,6 +154,9 @@ struct proxy {
 	gid_t			 control_gid;	/* --control-group; -1 */
 	struct proxy_listen	 listens[PROXY_BINDS_MAX];
 	size_t			 nlistens;
+	/* --transparent-bind: "ADDR:PORT" in text, each its own port */
+	struct proxy_listen	 transparent[PROXY_TRANSPARENT_MAX];
+	size_t			 ntransparent;
 	struct dns_bind		 dns[DNS_BINDS_MAX];	/* the DNS filter's */
 	size_t			 ndns;
 	uint16_t		 port;		/* the real port */
@@ -170,7 +179,9 @@ struct worker {
 	pthread_t		 thread;
 	struct event_base	*base;
 	struct evdns_base	*dns;
-	struct event		*listeners[PROXY_BINDS_MAX + 1]; /* and control */
+	/* the data port's, the transparent ones and the control socket */
+	struct event		*listeners[PROXY_BINDS_MAX +
+				    PROXY_TRANSPARENT_MAX + 1];
 	size_t			 nlisteners;
 	struct event		*stop_ev;	/* woken by proxy_stop() */
 	struct event		*resume_ev;	/* re-enables accept after EMFILE */
@@ -202,10 +213,20 @@ void		 proxy_metrics_render(struct proxy *p, struct evbuffer *out);
 
 /* worker.c */
 int	 worker_listen_all(struct proxy *p);	/* -2: bad address */
+/* Closes what worker_listen_all() made and no worker took. */
+void	 worker_unlisten_all(struct proxy *p);
 /* An IPv4 or IPv6 address ("[v6]" too), no port: 0, or -1. */
 int	 worker_parse_bind(const char *text, struct sockaddr_storage *ss,
 	    socklen_t *len);
+/*
+ * "ADDR:PORT", "[V6]:PORT", or (default_port not -1) an address alone,
+ * which gets default_port: 0, or -1.
+ */
+int	 worker_parse_addrport(const char *text, int default_port,
+	    struct sockaddr_storage *ss, socklen_t *len);
 void	 worker_set_port(struct sockaddr_storage *ss, uint16_t port);
+/* An AF_INET or AF_INET6 address's port. */
+uint16_t proxy_sockaddr_port(const struct sockaddr *sa);
 int	 worker_start(struct proxy *p, struct worker *w);
 void	 worker_free(struct worker *w);	/* after the thread was joined */
 void	 worker_stop_accepting(struct worker *w);
@@ -218,7 +239,8 @@ int	 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa);
 /* What a connection came in on; a way in serves some of them. */
 enum conn_listener {
 	CONN_LISTEN_DATA = 1,		/* a --bind address: the proxy */
-	CONN_LISTEN_CONTROL = 2		/* the control socket */
+	CONN_LISTEN_CONTROL = 2,	/* the control socket */
+	CONN_LISTEN_TRANSPARENT = 4	/* a --transparent-bind address */
 };
 
 void	 conn_accept(struct worker *w, int fd, const struct sockaddr *sa,

@@ -31,7 +31,6 @@
 #include "tls-hello.h"
 #include "tunnel.h"
 
-static void	conn_tunnel_start(struct conn *);
 static void	conn_peek(struct conn *);
 
 /* The CONNECT target is "host:port", the port required. */
@@ -121,12 +120,8 @@ const struct conn_way conn_way_connect = {
 static void
 conn_tls_deny(struct conn *c, enum conn_reason reason)
 {
-	static const uint8_t alert[] = { 0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 49 };
-
 	conn_decided(c, RULES_DENY, reason);
-	evbuffer_drain(bufferevent_get_input(c->client),
-	    evbuffer_get_length(bufferevent_get_input(c->client)));
-	bufferevent_write(c->client, alert, sizeof(alert));
+	conn_tls_alert(c, TLS_ALERT_ACCESS_DENIED);
 	conn_finish(c);
 }
 
@@ -168,8 +163,8 @@ conn_peek_refuse(struct conn *c, enum conn_reason reason,
  * rather than the Host header (RFC 9112, 3.2.2), so both are checked.
  * A CONNECT inside the tunnel (authority-form) is never for it.
  */
-static int
-conn_peek_target_ok(const struct conn *c, const struct http_head *h)
+int
+conn_target_ok(const struct conn *c, const struct http_head *h)
 {
 	char target[RULES_HOST_TEXT_MAX + 16];
 	const char *auth, *path, *why;
@@ -194,6 +189,56 @@ conn_peek_target_ok(const struct conn *c, const struct http_head *h)
 	    strcmp(host.text, c->req.host.text) == 0;
 }
 
+enum conn_sniff
+conn_sniff(struct conn *c, struct conn_sniffed *s)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	size_t avail = evbuffer_get_length(in), want, end;
+	uint8_t *buf;
+
+	s->h = NULL;
+	s->status = 0;
+	s->why = NULL;
+	if (avail == 0)
+		return CONN_SNIFF_MORE;
+	want = avail < TLS_HELLO_MAX ? avail : TLS_HELLO_MAX;
+	if ((buf = evbuffer_pullup(in, (ssize_t)want)) == NULL)
+		return CONN_SNIFF_ERROR;
+	switch (tls_hello_parse(buf, want, &s->hello, &s->why)) {
+	case TLS_HELLO_MORE:
+		if (want < TLS_HELLO_MAX)
+			return CONN_SNIFF_MORE;
+		s->why = "the ClientHello is too large";
+		return CONN_SNIFF_BAD_TLS;
+	case TLS_HELLO_MALFORMED:
+		debug_f("%llu: bad ClientHello: %s", (unsigned long long)c->id,
+		    s->why);
+		return CONN_SNIFF_BAD_TLS;
+	case TLS_HELLO_OK:
+		return CONN_SNIFF_TLS;
+	case TLS_HELLO_NOT_TLS:
+		break;
+	}
+	if (!http_looks_like_request((const char *)buf, want))
+		return CONN_SNIFF_OTHER;
+	if ((end = http_head_end((const char *)buf, want)) == 0) {
+		if (want < c->p->cfg.head_max)
+			return CONN_SNIFF_MORE;
+		s->status = 431;
+		s->why = "the request head is too large";
+		return CONN_SNIFF_BAD_HTTP;
+	}
+	if ((s->h = malloc(sizeof(*s->h))) == NULL)
+		return CONN_SNIFF_ERROR;
+	if (http_head_parse((const char *)buf, end, c->p->cfg.headers_max,
+	    c->p->cfg.uri_max, s->h, &s->status, &s->why) != HTTP_OK) {
+		free(s->h);
+		s->h = NULL;
+		return CONN_SNIFF_BAD_HTTP;
+	}
+	return CONN_SNIFF_HTTP;
+}
+
 /*
  * The client's first bytes in a tunnel decide whether it may go on: TLS
  * must name the CONNECT host in its SNI, HTTP in its Host; anything else
@@ -202,46 +247,40 @@ conn_peek_target_ok(const struct conn *c, const struct http_head *h)
 static void
 conn_peek(struct conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->client);
-	struct tls_hello hello;
+	struct conn_sniffed s;
 	struct rules_host sni;
-	struct http_head *h;
-	const char *why;
-	size_t avail = evbuffer_get_length(in), want, end;
-	uint8_t *buf;
-	int status, explicit_port = c->req.d.entry != NULL &&
+	int ok, explicit_port = c->req.d.entry != NULL &&
 	    rules_entry_names_port(c->req.d.entry, c->req.port);
 
-	if (avail == 0)
+	switch (conn_sniff(c, &s)) {
+	case CONN_SNIFF_MORE:
 		return;
-	want = avail < TLS_HELLO_MAX ? avail : TLS_HELLO_MAX;
-	if ((buf = evbuffer_pullup(in, (ssize_t)want)) == NULL) {
+	case CONN_SNIFF_ERROR:
 		conn_close(c);
 		return;
-	}
-	switch (tls_hello_parse(buf, want, &hello, &why)) {
-	case TLS_HELLO_MORE:
-		if (want >= TLS_HELLO_MAX)
-			conn_peek_refuse(c, CONN_REASON_BAD_TLS, PEEK_TLS_ALERT, NULL);
-		return;
-	case TLS_HELLO_MALFORMED:
-		debug_f("%llu: bad ClientHello: %s", (unsigned long long)c->id,
-		    why);
+	case CONN_SNIFF_BAD_TLS:
 		conn_peek_refuse(c, CONN_REASON_BAD_TLS, PEEK_TLS_ALERT, NULL);
 		return;
-	case TLS_HELLO_OK:
-		if (hello.has_sni) {
+	case CONN_SNIFF_BAD_HTTP:
+		if (s.status == 431)
+			conn_fail(c, 431, CONN_REASON_BAD_REQUEST, s.why);
+		else
+			conn_deny(c, s.status, CONN_REASON_BAD_REQUEST, s.why);
+		return;
+	case CONN_SNIFF_TLS:
+		if (s.hello.has_sni) {
 			c->req.has_sni = 1;
-			snprintf(c->req.sni, sizeof(c->req.sni), "%s", hello.sni);
+			snprintf(c->req.sni, sizeof(c->req.sni), "%s",
+			    s.hello.sni);
 		}
-		if (!hello.has_sni) {
+		if (!s.hello.has_sni) {
 			/* No SNI is normal only towards an IP literal. */
 			if (c->req.host.kind == RULES_HOST_NAME) {
 				conn_peek_refuse(c, CONN_REASON_SNI_MISSING,
 				    PEEK_TLS_ALERT, NULL);
 				return;
 			}
-		} else if (rules_host_parse(hello.sni, hello.sni_len,
+		} else if (rules_host_parse(s.hello.sni, s.hello.sni_len,
 		    &sni) != RULES_OK || sni.kind != RULES_HOST_NAME ||
 		    strcmp(sni.text, c->req.host.text) != 0) {
 			conn_peek_refuse(c, CONN_REASON_SNI_MISMATCH,
@@ -250,45 +289,23 @@ conn_peek(struct conn *c)
 		}
 		conn_tunnel_start(c);
 		return;
-	case TLS_HELLO_NOT_TLS:
-		break;
-	}
-
-	if (http_looks_like_request((const char *)buf, want)) {
-		if ((end = http_head_end((const char *)buf, want)) == 0) {
-			if (want >= c->p->cfg.head_max)
-				conn_fail(c, 431, CONN_REASON_BAD_REQUEST,
-				    "the request head is too large");
-			return;
-		}
-		if ((h = malloc(sizeof(*h))) == NULL) {
-			conn_close(c);
-			return;
-		}
-		if (http_head_parse((const char *)buf, end, c->p->cfg.headers_max,
-		    c->p->cfg.uri_max, h, &status, &why) != HTTP_OK) {
-			free(h);
-			conn_deny(c, status, CONN_REASON_BAD_REQUEST, why);
-			return;
-		}
-		if (!conn_peek_target_ok(c, h)) {
-			free(h);
+	case CONN_SNIFF_HTTP:
+		if (!(ok = conn_target_ok(c, s.h)))
 			conn_peek_refuse(c, CONN_REASON_HOST_MISMATCH,
 			    PEEK_HTTP_403, "the request-target does not name "
 			    "the CONNECT host (inside a tunnel, a request is in "
 			    "origin-form or names the CONNECT host)");
-			return;
-		}
-		if (!http_host_matches(h, &c->req.host, c->req.port)) {
-			free(h);
+		else if (!(ok = http_host_matches(s.h, &c->req.host,
+		    c->req.port)))
 			conn_peek_refuse(c, CONN_REASON_HOST_MISMATCH,
 			    PEEK_HTTP_403,
 			    "the Host header does not name the CONNECT host");
-			return;
-		}
-		free(h);
-		conn_tunnel_start(c);
+		free(s.h);
+		if (ok)
+			conn_tunnel_start(c);
 		return;
+	case CONN_SNIFF_OTHER:
+		break;
 	}
 	if (explicit_port) {
 		conn_tunnel_start(c);
@@ -343,7 +360,7 @@ conn_peek_client_event(struct conn *c, short what)
 	conn_close(c);
 }
 
-static void
+void
 conn_peek_timeout(struct conn *c)
 {
 	METRIC_ADD(c->p, timeouts, 1);
@@ -363,7 +380,7 @@ const struct conn_state_def conn_state_peek = {
 
 /* ----------------------------------------------------------- the tunnel */
 
-static void
+void
 conn_tunnel_start(struct conn *c)
 {
 	conn_decided(c, c->req.d.verdict, c->req.report_only ? conn_reason_of(c->req.d.reason) :

@@ -89,6 +89,51 @@ worker_parse_bind(const char *text, struct sockaddr_storage *ss,
 	return -1;
 }
 
+int
+worker_parse_addrport(const char *text, int default_port,
+    struct sockaddr_storage *ss, socklen_t *len)
+{
+	char addr[INET6_ADDRSTRLEN + 2], *end;
+	const char *port = NULL, *close_br;
+	unsigned long n = 0;
+	size_t alen;
+
+	if (text[0] == '[') {
+		if ((close_br = strchr(text, ']')) == NULL)
+			return -1;
+		alen = (size_t)(close_br - text) + 1;
+		if (close_br[1] == ':')
+			port = close_br + 2;
+		else if (close_br[1] != '\0')
+			return -1;
+	} else if ((port = strchr(text, ':')) != NULL &&
+	    strchr(port + 1, ':') == NULL) {
+		alen = (size_t)(port - text);
+		port++;
+	} else {
+		alen = strlen(text);	/* an IPv6 address without a port */
+		port = NULL;
+	}
+	if (alen == 0 || alen >= sizeof(addr))
+		return -1;
+	memcpy(addr, text, alen);
+	addr[alen] = '\0';
+	if (port != NULL) {
+		errno = 0;
+		n = strtoul(port, &end, 10);
+		if (*port < '0' || *port > '9' || *end != '\0' || errno != 0 ||
+		    n > 65535)
+			return -1;
+	} else if (default_port == -1)
+		return -1;
+	else
+		n = (unsigned long)default_port;
+	if (worker_parse_bind(addr, ss, len) != 0)
+		return -1;
+	worker_set_port(ss, (uint16_t)n);
+	return 0;
+}
+
 void
 worker_set_port(struct sockaddr_storage *ss, uint16_t port)
 {
@@ -245,6 +290,75 @@ listen_inodes(const struct proxy *p, unsigned long *ours, size_t max)
 	return n;
 }
 
+uint16_t
+proxy_sockaddr_port(const struct sockaddr *sa)
+{
+	return ntohs(sa->sa_family == AF_INET ?
+	    ((const struct sockaddr_in *)sa)->sin_port :
+	    ((const struct sockaddr_in6 *)sa)->sin6_port);
+}
+
+/*
+ * The transparent listeners (--transparent-bind): each address with its
+ * own port, one SO_REUSEPORT socket per worker, and the set of addresses
+ * that dialling would reach it on (never dialled: a loop).  0; -2 after
+ * saying why (a bad list), -1 (another error, said).
+ */
+static int
+listen_transparent(struct proxy *p)
+{
+	char list[1024], *s, *tok, *save = NULL, addr[INET6_ADDRSTRLEN];
+	struct proxy_listen *l;
+	const struct sockaddr *self[1];
+	uint16_t port;
+	int k;
+
+	if (p->cfg.transparent_text == NULL ||
+	    p->cfg.transparent_text[0] == '\0')
+		return 0;
+	if (strlen(p->cfg.transparent_text) >= sizeof(list)) {
+		error("--transparent-bind: the list is too long");
+		return -2;
+	}
+	snprintf(list, sizeof(list), "%s", p->cfg.transparent_text);
+	for (s = list; (tok = strtok_r(s, ",", &save)) != NULL; s = NULL) {
+		if (p->ntransparent == PROXY_TRANSPARENT_MAX) {
+			error("--transparent-bind: at most %d addresses",
+			    PROXY_TRANSPARENT_MAX);
+			return -2;
+		}
+		l = &p->transparent[p->ntransparent];
+		for (k = 0; k < PROXY_WORKERS_MAX; k++)
+			l->fds[k] = -1;
+		if (worker_parse_addrport(tok, -1, &l->ss, &l->len) != 0) {
+			error("--transparent-bind: invalid address '%s': "
+			    "expected ADDR:PORT or [IPV6]:PORT", tok);
+			return -2;
+		}
+		p->ntransparent++;
+		port = proxy_sockaddr_port((struct sockaddr *)&l->ss);
+		for (k = 0; k < p->nworkers; k++)
+			if ((l->fds[k] = listen_one(l, &port)) == -1) {
+				error("cannot listen on %s (--transparent-bind): "
+				    "%s", tok, strerror(errno));
+				return -1;
+			}
+		inet_ntop(l->ss.ss_family, l->ss.ss_family == AF_INET ?
+		    (const void *)&((struct sockaddr_in *)&l->ss)->sin_addr :
+		    (const void *)&((struct sockaddr_in6 *)&l->ss)->sin6_addr,
+		    addr, sizeof(addr));
+		hostport_text(l->ss.ss_family, addr, port, l->text,
+		    sizeof(l->text));
+		self[0] = (const struct sockaddr *)&l->ss;
+		if ((l->own = ownaddr_new(self, 1)) == NULL) {
+			error("cannot make the set of own addresses: %s",
+			    strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 worker_listen_all(struct proxy *p)
 {
@@ -315,7 +429,26 @@ worker_listen_all(struct proxy *p)
 		    strerror(errno));
 		return -1;
 	}
-	return 0;
+	return listen_transparent(p);
+}
+
+void
+worker_unlisten_all(struct proxy *p)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < p->ntransparent; i++) {
+		for (k = 0; k < PROXY_WORKERS_MAX; k++)
+			if (p->transparent[i].fds[k] != -1) {
+				close(p->transparent[i].fds[k]);
+				p->transparent[i].fds[k] = -1;
+			}
+		ownaddr_free(p->transparent[i].own);
+		p->transparent[i].own = NULL;
+	}
+	ownaddr_free(p->own);
+	p->own = NULL;
 }
 
 /*
@@ -327,6 +460,7 @@ int
 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa)
 {
 	uint16_t port;
+	size_t i;
 
 	if (sa->sa_family == AF_INET)
 		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
@@ -334,6 +468,12 @@ proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa)
 		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 	else
 		return 0;
+	for (i = 0; i < p->ntransparent; i++)
+		if (port == proxy_sockaddr_port(
+		    (const struct sockaddr *)&p->transparent[i].ss) &&
+		    (p->transparent[i].own == NULL ||
+		    ownaddr_match(p->transparent[i].own, sa)))
+			return 1;
 	if (port != p->port)
 		return 0;
 	if (p->own == NULL)
@@ -469,6 +609,13 @@ worker_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	(void)what;
 	worker_accept(arg, lfd, CONN_LISTEN_DATA);
+}
+
+static void
+worker_transparent_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	worker_accept(arg, lfd, CONN_LISTEN_TRANSPARENT);
 }
 
 /* The control socket: worker 0's alone. */
@@ -695,6 +842,12 @@ worker_start(struct proxy *p, struct worker *w)
 		    worker_accept_cb) != 0)
 			return -1;
 		p->listens[i].fds[w->id] = -1;	/* the worker owns it */
+	}
+	for (i = 0; i < p->ntransparent; i++) {
+		if (worker_add_listener(w, p->transparent[i].fds[w->id],
+		    worker_transparent_cb) != 0)
+			return -1;
+		p->transparent[i].fds[w->id] = -1;
 	}
 	if (w->id == 0 && p->control_fd != -1) {
 		if (worker_add_listener(w, p->control_fd,

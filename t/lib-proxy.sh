@@ -1007,29 +1007,31 @@ test -n "$NGINX" && test_set_prereq NGINX
 # nginx_listens: both ports of nginx take a connection (2: nginx is gone).
 nginx_listens () {
 	test_own_alive_ "$NGINX_PID" || return 2
-	python3 - "$NGINX_PORT" "$NGINX_BACK_PORT" <<\PY
+	python3 - "$NGINX_ADDR" "$NGINX_PORT" "$NGINX_BACK_PORT" <<\PY
 import socket, sys
-for p in sys.argv[1:]:
+for a, p in ((sys.argv[1], sys.argv[2]), ("127.0.0.1", sys.argv[3])):
     try:
-        socket.create_connection(("127.0.0.1", int(p)), timeout=1).close()
+        socket.create_connection((a, int(p)), timeout=1).close()
     except OSError:
         sys.exit(1)
 PY
 }
 
-# start_nginx: nginx in the foreground of a background process of this
+# start_nginx [ADDR [PORT]]: nginx in the foreground of a background process of this
 # shell (stopped by PID at the end), everything it writes under nginx/: the
 # front server on NGINX_PORT logs each request to NGINX_LOG (request line,
 # host, Host header, status, body) and hands it to a back server on
 # NGINX_BACK_PORT that answers 200 "ok".  The front reads the whole body
 # (proxy_pass, buffered): a chunked body is decoded by nginx's own parser,
 # and whatever it takes for the end of the body, the next bytes are the
-# next request on a keep-alive connection.
+# next request on a keep-alive connection.  The front listens on ADDR
+# (NGINX_ADDR; 127.0.0.1 by default) and PORT (any free one by default).
 start_nginx () {
 	NGINX_DIR=$TRASH_DIRECTORY/nginx
 	NGINX_LOG=$NGINX_DIR/access.log
+	NGINX_ADDR=${1:-127.0.0.1}
 	mkdir -p "$NGINX_DIR" || return 1
-	NGINX_PORT=$(free_port) &&
+	NGINX_PORT=${2:-$(free_port)} &&
 	NGINX_BACK_PORT=$(free_port) || return 1
 	if test "$NGINX_PORT" = "$NGINX_BACK_PORT"; then
 		NGINX_BACK_PORT=$(free_port) || return 1
@@ -1059,7 +1061,7 @@ http {
 	client_body_in_single_buffer on;
 	keepalive_timeout 30s;
 	server {
-		listen 127.0.0.1:$NGINX_PORT;
+		listen $NGINX_ADDR:$NGINX_PORT;
 		location / { proxy_pass http://127.0.0.1:$NGINX_BACK_PORT; }
 	}
 	server {
