@@ -461,7 +461,8 @@ doctor_conntrack(const char *dir, int enforce, struct enforce_record *rec)
 	}
 	if (enforce != 1 || cfg->uid == 0) {
 		memset(cfg, 0, sizeof(*cfg));
-		if (enforce_proxy_config(dir, cfg, 1, err, sizeof(err)) != 1 ||
+		if (enforce_proxy_config(dir, cfg, 1, NULL, NULL, err,
+		    sizeof(err)) != 1 ||
 		    cfg->uid == 0) {
 			doctor_line("conntrack", DOCTOR_WARN, "start the proxy "
 			    "as a user of its own", "cannot judge tracked "

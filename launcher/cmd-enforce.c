@@ -28,19 +28,22 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "way out",
 	.help =
 	    "usage: intutic enforce on [--proxy-user USER] [--allow CIDR[:PORT]]...\n"
-	    "                          [--dns-to ADDR:PORT] [--dry-run]\n"
-	    "                          [--state-dir DIR]\n"
+	    "                          [--dns-to ADDR:PORT] [--transparent]\n"
+	    "                          [--dry-run] [--state-dir DIR]\n"
 	    "       intutic enforce off\n"
 	    "       intutic enforce status\n"
 	    "       intutic enforce container --proxy ADDR:PORT\n"
 	    "                          [--allow CIDR[:PORT]]... [--dns ADDR:PORT]\n"
+	    "                          [--transparent ADDR:PORT]\n"
 	    "\n"
 	    "on installs the nftables table inet intutic (and touches no other\n"
 	    "table), in one netlink batch that replaces the table if it is there:\n"
 	    "new connections from this host are let out only from sockets of the\n"
 	    "proxy's user, to loopback, to the proxy's own addresses and port, and\n"
-	    "to the --allow networks; DNS from anyone else is rejected, or\n"
-	    "redirected to --dns-to; everything else is rejected at once (TCP\n"
+	    "to the --allow networks; DNS from anyone else is redirected to\n"
+	    "--dns-to, else to the proxy's DNS filter, else rejected; with\n"
+	    "--transparent their TCP to ports 80 and 443 goes to the proxy's\n"
+	    "transparent listener; everything else is rejected at once (TCP\n"
 	    "reset, ICMP admin-prohibited) and counted, also on connections\n"
 	    "opened before (only replies to connections made to this host pass\n"
 	    "as such).  Forwarded traffic (containers) is dropped unless it goes\n"
@@ -52,7 +55,9 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "its rules in words, and its counters.  container prints, in nft\n"
 	    "syntax, the table a sandbox container's entrypoint installs (what\n"
 	    "intutic exec --sandbox hands it): only loopback, replies, the proxy,\n"
-	    "the --allow networks and the --dns resolver; the rest is dropped.\n"
+	    "the --allow networks and the --dns resolver; the rest is dropped;\n"
+	    "with --transparent, TCP to ports 80 and 443 goes to that listener\n"
+	    "and every DNS query to the --dns resolver.\n"
 	    "\n"
 	    "--proxy-user USER    The user whose sockets may connect anywhere\n"
 	    "                     (default: the owner of the running proxy, from\n"
@@ -61,10 +66,16 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "                     TCP and UDP to that port only; an IPv6 network\n"
 	    "                     with a port in brackets, [fd00::/8]:443).\n"
 	    "--dns-to ADDR:PORT   Redirect the DNS queries of everyone but the\n"
-	    "                     proxy's user there (the proxy's DNS filter).\n"
+	    "                     proxy's user there (default: the running\n"
+	    "                     proxy's DNS filter, when it serves one).\n"
+	    "--transparent        Redirect the TCP of everyone but the proxy's\n"
+	    "                     user to ports 80 and 443 (not over loopback)\n"
+	    "                     to the running proxy's transparent listener.\n"
 	    "--dry-run            Print the table in nft syntax; install nothing.\n"
 	    "--proxy ADDR:PORT    container: the proxy as the container reaches it.\n"
 	    "--dns ADDR:PORT      container: the one resolver it may ask.\n"
+	    "--transparent ADDR:PORT  container: the proxy's transparent\n"
+	    "                     listener as the container reaches it.\n"
 	    "--state-dir DIR      The proxy's state directory (default\n"
 	    "                     $XDG_STATE_HOME/intutic, else\n"
 	    "                     ~/.local/state/intutic, else /run/intutic).\n"
@@ -162,17 +173,34 @@ enforce_cut(const struct hostfw_config *cfg)
 
 static int
 enforce_on(struct hostfw_config *cfg, const char *user, const char *dir,
-    int dry_run)
+    int transparent, int dry_run)
 {
+	struct hostfw_net dns, tp;
 	char why[HOSTFW_WHY_MAX], who[128], err[STATE_ERROR_MAX];
 	int r;
 
 	if (user != NULL && enforce_user(user, &cfg->uid) != 0)
 		return EXIT_CANNOT_RUN;
-	if ((r = enforce_proxy_config(dir, cfg, user == NULL, err,
+	if ((r = enforce_proxy_config(dir, cfg, user == NULL, &dns, &tp, err,
 	    sizeof(err))) == -1) {
 		error("enforce: %s", err);
 		return EXIT_CANNOT_RUN;
+	}
+	if (!cfg->dns_to_set && dns.family != 0) {
+		cfg->dns_to = dns;
+		cfg->dns_to_set = 1;
+	}
+	if (transparent && tp.family == 0) {
+		error("enforce: --transparent: %s: nothing installed (start "
+		    "it with --transparent-bind, e.g. `intutic start "
+		    "--transparent-bind 127.0.0.1:3129`)", r == 0 ?
+		    "the proxy does not run, so its transparent listener is "
+		    "not known" : "the proxy serves no transparent listener");
+		return EXIT_CANNOT_RUN;
+	}
+	if (transparent) {
+		cfg->transparent = tp;
+		cfg->transparent_set = 1;
 	}
 	if (r == 0 && user == NULL) {
 		error("enforce: the proxy does not run "
@@ -282,6 +310,11 @@ enforce_container(int argc, char **argv)
 			    &sb->dns) == 0 ? 0 : EXIT_USAGE;
 			sb->dns_set = 1;
 		} else if ((r = cmd_option(&cmd_enforce_entry, argc, argv, &i,
+		    "transparent", "ADDR:PORT", &v)) != 0) {
+			r = r == 1 && enforce_net("transparent", v, 1,
+			    &sb->transparent) == 0 ? 0 : EXIT_USAGE;
+			sb->transparent_set = 1;
+		} else if ((r = cmd_option(&cmd_enforce_entry, argc, argv, &i,
 		    "allow", "CIDR", &v)) != 0) {
 			if (r == 1 && sb->nallow == HOSTFW_ALLOW_MAX)
 				r = cmd_usage_error(&cmd_enforce_entry,
@@ -316,7 +349,7 @@ cmd_enforce_exec(int argc, char **argv)
 	struct hostfw_config *cfg;
 	const char *opt_dir = NULL, *user = NULL, *v, *what;
 	char dir[PATH_MAX];
-	int i, r, dry_run = 0, on = 0;
+	int i, r, dry_run = 0, on = 0, transparent = 0;
 
 	if (argc < 2)
 		return cmd_usage_error(&cmd_enforce_entry,
@@ -337,6 +370,10 @@ cmd_enforce_exec(int argc, char **argv)
 	for (i = 2; i < argc && r == 0; i++) {
 		if (on && strcmp(argv[i], "--dry-run") == 0) {
 			dry_run = 1;
+			continue;
+		}
+		if (on && strcmp(argv[i], "--transparent") == 0) {
+			transparent = 1;
 			continue;
 		}
 		if (on && (r = cmd_option(&cmd_enforce_entry, argc, argv, &i,
@@ -374,7 +411,7 @@ cmd_enforce_exec(int argc, char **argv)
 		if (config_state_dir(opt_dir, dir, sizeof(dir)) != 0)
 			r = EXIT_USAGE;
 		else
-			r = enforce_on(cfg, user, dir, dry_run);
+			r = enforce_on(cfg, user, dir, transparent, dry_run);
 	} else if (r == 0)
 		r = what[1] == 'f' ? enforce_off() : enforce_status();
 	free(cfg);

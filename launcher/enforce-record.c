@@ -340,12 +340,34 @@ rec_proc_uid(pid_t pid, uid_t *uid)
 }
 
 /*
+ * A listener of the state file ("ADDR:PORT") as the host reaches it: a
+ * wildcard address is loopback's.  0, or -1 (not an ADDR:PORT).
+ */
+static int
+rec_listener(const char *text, struct hostfw_net *n)
+{
+	static const unsigned char any[16];
+
+	if (hostfw_net_parse(text, 1, n) != 0)
+		return -1;
+	if (memcmp(n->addr, any, n->family == AF_INET ? 4 : 16) == 0) {
+		if (n->family == AF_INET) {
+			n->addr[0] = 127;
+			n->addr[3] = 1;
+		} else
+			n->addr[15] = 1;
+	}
+	return 0;
+}
+
+/*
  * The running proxy, if there is one: its user and its addresses into cfg.
  * Returns 1 when it runs, 0 when it does not, -1 after an error.
  */
 int
 enforce_proxy_config(const char *dir, struct hostfw_config *cfg, int want_uid,
-    char *err, size_t errlen)
+    struct hostfw_net *dns, struct hostfw_net *transparent, char *err,
+    size_t errlen)
 {
 	struct proxy_state st;
 	struct proc p;
@@ -354,6 +376,10 @@ enforce_proxy_config(const char *dir, struct hostfw_config *cfg, int want_uid,
 	uid_t uid;
 	int r;
 
+	if (dns != NULL)
+		dns->family = 0;
+	if (transparent != NULL)
+		transparent->family = 0;
 	switch (state_read(dir, &st, err, errlen)) {
 	case STATE_OK:
 		break;
@@ -390,6 +416,11 @@ enforce_proxy_config(const char *dir, struct hostfw_config *cfg, int want_uid,
 		n->port = st.port;
 		cfg->nproxy++;
 	}
+	if (dns != NULL && (st.ndns == 0 || rec_listener(st.dns[0], dns) != 0))
+		dns->family = 0;
+	if (transparent != NULL && (st.ntransparent == 0 ||
+	    rec_listener(st.transparent[0], transparent) != 0))
+		transparent->family = 0;
 	return 1;
 }
 

@@ -42,11 +42,14 @@ struct enforce_record {
 /*
  * The running proxy, if there is one: its addresses into cfg, and with
  * want_uid its user (the filesystem uid of its process: its sockets').
- * Returns 1 when it runs, 0 when it does not, -1 with err (its state file
- * is broken).
+ * Its first DNS filter and transparent listener, when it serves them, go
+ * to *dns and *transparent (not NULL), a wildcard address as loopback's;
+ * else their family is 0.  Returns 1 when it runs, 0 when it does not,
+ * -1 with err (its state file is broken).
  */
 int	 enforce_proxy_config(const char *dir, struct hostfw_config *cfg,
-	    int want_uid, char *err, size_t errlen);
+	    int want_uid, struct hostfw_net *dns,
+	    struct hostfw_net *transparent, char *err, size_t errlen);
 
 /* Writes the record of cfg for this namespace.  0, or -1 (why). */
 int	 enforce_record_write(const struct hostfw_config *cfg, char *why,

@@ -60,6 +60,8 @@ enum fw_chain {
 	FW_VM_INPUT,		/* from its tap to the host */
 	FW_VM_FORWARD,		/* and through the host */
 	FW_SANDBOX_OUTPUT,	/* what a sandbox container sends */
+	FW_REDIRECT,		/* this host's (a container's) TCP, redirected */
+	FW_VM_REDIRECT,		/* a microVM's TCP and DNS, redirected */
 	FW_CHAIN_COUNT
 };
 
@@ -96,7 +98,20 @@ static const struct {
 	[FW_SANDBOX_OUTPUT] = { "output", "filter", NFPROTO_INET,
 	    NF_INET_LOCAL_OUT, "output", 0, "filter",
 	    "what the sandbox sends", 1 },
+	[FW_REDIRECT] = { "transparent", "nat", NFPROTO_INET, NF_INET_LOCAL_OUT,
+	    "output", -100, "-100", "sent to the proxy's listeners" },
+	[FW_VM_REDIRECT] = { "transparent", "nat", NFPROTO_INET,
+	    NF_INET_PRE_ROUTING, "prerouting", -100, "-100",
+	    "from the microVM, sent to the proxy's listeners" },
 };
+
+/*
+ * The TCP ports sent to the transparent listener: the web's.  (Another
+ * port goes through the explicit proxy, or nowhere.)
+ */
+static const unsigned int fw_redirect_ports[] = { 80, 443 };
+#define FW_REDIRECT_PORTS \
+	(sizeof(fw_redirect_ports) / sizeof(fw_redirect_ports[0]))
 
 /* The named counters, in the order they are made (and listed). */
 static const char *const fw_counters[] = {
@@ -310,6 +325,63 @@ fw_accept_nd(struct fw_list *l, enum fw_chain chain, int all)
 	}
 }
 
+/*
+ * DNAT rules in chain: TCP to the redirected ports to the transparent
+ * listener t, and (dns not NULL) DNS over UDP and TCP to the filter; each
+ * for packets of their family, and first matching iifname (not NULL) and
+ * skuid_op (as fw_rule's).
+ */
+static void
+fw_redirect(struct fw_list *l, enum fw_chain chain, const char *iifname,
+    int skuid_op, const struct hostfw_net *t, const struct hostfw_net *dns)
+{
+	static const int dnsprotos[] = { IPPROTO_UDP, IPPROTO_TCP };
+	struct fw_rule *r;
+	char to[INET6_ADDRSTRLEN + 16];
+	size_t i;
+
+	for (i = 0; dns != NULL && i < sizeof(dnsprotos) / sizeof(dnsprotos[0]);
+	    i++) {
+		r = fw_add(l, chain, FW_DNAT, "DNS over %s: to the DNS filter "
+		    "at %s", dnsprotos[i] == IPPROTO_UDP ? "udp" : "tcp",
+		    fw_net_text(dns, to, sizeof(to)));
+		r->iifname = iifname;
+		r->skuid_op = skuid_op;
+		r->nfproto = fw_nfproto(dns);
+		r->l4proto = dnsprotos[i];
+		r->dport = 53;
+		r->to = dns;
+	}
+	for (i = 0; i < FW_REDIRECT_PORTS; i++) {
+		r = fw_add(l, chain, FW_DNAT, "TCP to port %u: to the "
+		    "transparent listener at %s", fw_redirect_ports[i],
+		    fw_net_text(t, to, sizeof(to)));
+		r->iifname = iifname;
+		r->skuid_op = skuid_op;
+		r->nfproto = fw_nfproto(t);
+		r->l4proto = IPPROTO_TCP;
+		r->dport = fw_redirect_ports[i];
+		r->to = t;
+	}
+}
+
+/* Accept TCP to a listener of the proxy (n: its address and port). */
+static struct fw_rule *
+fw_accept_listener(struct fw_list *l, enum fw_chain chain,
+    const struct hostfw_net *n, const char *what)
+{
+	struct fw_rule *r;
+	char t[INET6_ADDRSTRLEN + 16];
+
+	r = fw_add(l, chain, FW_ACCEPT, "%s at %s", what,
+	    fw_net_text(n, t, sizeof(t)));
+	r->nfproto = fw_nfproto(n);
+	r->daddr = n;
+	r->l4proto = IPPROTO_TCP;
+	r->dport = n->port;
+	return r;
+}
+
 /* The rules cfg makes, in order.  Returns -1 when they do not fit. */
 static int
 fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
@@ -373,14 +445,11 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 		r->dport = 53;
 		r->counter = "dns_rejected";
 	}
-	for (i = 0; i < cfg->nproxy; i++) {
-		r = fw_add(l, FW_OUTPUT, FW_ACCEPT, "the proxy at %s",
-		    fw_net_text(&cfg->proxy[i], t, sizeof(t)));
-		r->nfproto = fw_nfproto(&cfg->proxy[i]);
-		r->daddr = &cfg->proxy[i];
-		r->l4proto = IPPROTO_TCP;
-		r->dport = cfg->proxy[i].port;
-	}
+	for (i = 0; i < cfg->nproxy; i++)
+		fw_accept_listener(l, FW_OUTPUT, &cfg->proxy[i], "the proxy");
+	if (cfg->transparent_set)
+		fw_accept_listener(l, FW_OUTPUT, &cfg->transparent,
+		    "the transparent listener");
 	for (i = 0; i < cfg->nallow; i++)
 		fw_accept_net(l, FW_OUTPUT, &cfg->allow[i], "allowed:");
 	for (i = 0; i < sizeof(rejects) / sizeof(rejects[0]); i++) {
@@ -395,14 +464,8 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 	    "replies and related traffic of accepted connections");
 	r->ct_estrel = 1;
 	r->ct_reply = 1;
-	for (i = 0; i < cfg->nproxy; i++) {
-		r = fw_add(l, FW_FORWARD, FW_ACCEPT, "the proxy at %s",
-		    fw_net_text(&cfg->proxy[i], t, sizeof(t)));
-		r->nfproto = fw_nfproto(&cfg->proxy[i]);
-		r->daddr = &cfg->proxy[i];
-		r->l4proto = IPPROTO_TCP;
-		r->dport = cfg->proxy[i].port;
-	}
+	for (i = 0; i < cfg->nproxy; i++)
+		fw_accept_listener(l, FW_FORWARD, &cfg->proxy[i], "the proxy");
 	r = fw_add(l, FW_FORWARD, FW_DROP, "everything else, IPv4: dropped");
 	r->nfproto = NFPROTO_IPV4;
 	r->counter = "forward_ipv4_dropped";
@@ -425,6 +488,17 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 			r->to = &cfg->dns_to;
 		}
 	}
+
+	/*
+	 * redirect: the web's TCP of everyone but the proxy, to the
+	 * transparent listener (loopback's stays where it goes)
+	 */
+	if (cfg->transparent_set) {
+		r = fw_add(l, FW_REDIRECT, FW_ACCEPT, "loopback: not "
+		    "redirected");
+		r->oif_lo = 1;
+		fw_redirect(l, FW_REDIRECT, NULL, 2, &cfg->transparent, NULL);
+	}
 	return l->full ? -1 : 0;
 }
 
@@ -436,7 +510,7 @@ static int
 fw_vm_rules(const struct hostfw_vm *vm, struct fw_list *l)
 {
 	struct fw_rule *r;
-	char t[INET6_ADDRSTRLEN + 16], g[INET6_ADDRSTRLEN + 16], m[18];
+	char g[INET6_ADDRSTRLEN + 16], m[18];
 
 	memset(l, 0, sizeof(*l));
 	fw_net_text(&vm->guest, g, sizeof(g));
@@ -474,13 +548,22 @@ fw_vm_rules(const struct hostfw_vm *vm, struct fw_list *l)
 	    "of accepted connections (the launcher's ssh, the proxy's answers)");
 	r->iifname = vm->tap;
 	r->ct_estrel = 1;
-	r = fw_add(l, FW_VM_INPUT, FW_ACCEPT, "the proxy at %s",
-	    fw_net_text(&vm->proxy, t, sizeof(t)));
+	r = fw_accept_listener(l, FW_VM_INPUT, &vm->proxy, "the proxy");
 	r->iifname = vm->tap;
-	r->nfproto = fw_nfproto(&vm->proxy);
-	r->daddr = &vm->proxy;
-	r->l4proto = IPPROTO_TCP;
-	r->dport = vm->proxy.port;
+	if (vm->transparent_set) {
+		r = fw_accept_listener(l, FW_VM_INPUT, &vm->transparent,
+		    "the transparent listener");
+		r->iifname = vm->tap;
+		fw_redirect(l, FW_VM_REDIRECT, vm->tap, 0, &vm->transparent,
+		    vm->dns_set ? &vm->dns : NULL);
+	}
+	if (vm->dns_set) {
+		size_t before = l->n, i;
+
+		fw_accept_net(l, FW_VM_INPUT, &vm->dns, "the DNS filter at");
+		for (i = before; i < l->n; i++)
+			l->r[i].iifname = vm->tap;
+	}
 	r = fw_add(l, FW_VM_INPUT, FW_DROP, "everything else from the "
 	    "microVM: dropped");
 	r->iifname = vm->tap;
@@ -515,13 +598,13 @@ fw_sandbox_rules(const struct hostfw_sandbox *sb, struct fw_list *l)
 	r = fw_add(l, FW_SANDBOX_OUTPUT, FW_ACCEPT,
 	    "replies and related traffic of accepted connections");
 	r->ct_estrel = 1;
-	r = fw_add(l, FW_SANDBOX_OUTPUT, FW_ACCEPT, "the proxy at %s",
-	    fw_net_text(&sb->proxy, t, sizeof(t)));
-	r->nfproto = fw_nfproto(&sb->proxy);
-	r->daddr = &sb->proxy;
-	r->l4proto = IPPROTO_TCP;
-	r->dport = sb->proxy.port;
+	fw_accept_listener(l, FW_SANDBOX_OUTPUT, &sb->proxy, "the proxy");
 	v6 = sb->proxy.family == AF_INET6;
+	if (sb->transparent_set) {
+		fw_accept_listener(l, FW_SANDBOX_OUTPUT, &sb->transparent,
+		    "the transparent listener");
+		v6 |= sb->transparent.family == AF_INET6;
+	}
 	if (sb->dns_set) {
 		fw_accept_net(l, FW_SANDBOX_OUTPUT, &sb->dns, "the resolver");
 		v6 |= sb->dns.family == AF_INET6;
@@ -533,6 +616,21 @@ fw_sandbox_rules(const struct hostfw_sandbox *sb, struct fw_list *l)
 	/* an IPv6 next hop needs neighbour discovery (IPv4's ARP is not IP) */
 	if (v6)
 		fw_accept_nd(l, FW_SANDBOX_OUTPUT, 0);
+	/*
+	 * redirect, before the output chain sees it: the web's TCP to the
+	 * transparent listener and every DNS query to the filter, but what
+	 * stays inside and what goes to the proxy already
+	 */
+	if (sb->transparent_set) {
+		r = fw_add(l, FW_REDIRECT, FW_ACCEPT, "loopback: not "
+		    "redirected");
+		r->oif_lo = 1;
+		r = fw_accept_listener(l, FW_REDIRECT, &sb->proxy, "the proxy");
+		snprintf(r->comment, sizeof(r->comment), "the proxy at %s: "
+		    "not redirected", fw_net_text(&sb->proxy, t, sizeof(t)));
+		fw_redirect(l, FW_REDIRECT, NULL, 0, &sb->transparent,
+		    sb->dns_set ? &sb->dns : NULL);
+	}
 	return l->full ? -1 : 0;
 }
 

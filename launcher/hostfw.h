@@ -53,6 +53,14 @@ struct hostfw_config {
 	size_t			 nallow;
 	int			 dns_to_set;
 	struct hostfw_net	 dns_to; /* an address and a port */
+	/*
+	 * Set: the new TCP connections of everyone but the proxy's user to
+	 * ports 80 and 443 (not over loopback) go to the proxy's transparent
+	 * listener there (chain transparent), which the output chain lets
+	 * them reach.
+	 */
+	int			 transparent_set;
+	struct hostfw_net	 transparent;	/* an address and a port */
 };
 
 /*
@@ -61,12 +69,19 @@ struct hostfw_config {
  * its output chain drops what no rule accepts, and accepts loopback, the
  * replies of what it opened, the proxy (TCP to its address and port), the
  * resolver when one is set (TCP and UDP to its port) and the allowed
- * networks; with an IPv6 destination, neighbour discovery too.
+ * networks; with an IPv6 destination, neighbour discovery too.  With a
+ * transparent listener, a second chain (transparent: nat, output, -100) sends
+ * TCP to ports 80 and 443 there and every DNS query to the resolver (the
+ * proxy's DNS filter), but over loopback or to the proxy; the output chain
+ * accepts the listener.  UDP to port 443 (QUIC) stays dropped: clients
+ * fall back to TCP.
  */
 struct hostfw_sandbox {
 	struct hostfw_net	 proxy;		/* address and port */
 	int			 dns_set;
 	struct hostfw_net	 dns;		/* address and port */
+	int			 transparent_set;
+	struct hostfw_net	 transparent;	/* address and port */
 	struct hostfw_net	 allow[HOSTFW_ALLOW_MAX];
 	size_t			 nallow;
 };
@@ -128,6 +143,15 @@ struct hostfw_vm {
 	char			 table[64];	/* HOSTFW_VM_PREFIX + id */
 	char			 tap[16];	/* IFNAMSIZ */
 	struct hostfw_net	 proxy;		/* address on the tap, port */
+	/*
+	 * Set: TCP to ports 80 and 443 from the tap goes to the transparent
+	 * listener (the tap's address, its port), DNS to the filter (chain
+	 * redirect: nat, prerouting, -100), and the input chain lets both in.
+	 */
+	int			 transparent_set;
+	struct hostfw_net	 transparent;
+	int			 dns_set;
+	struct hostfw_net	 dns;
 	struct hostfw_net	 guest;		/* the guest's address, /32 */
 	unsigned char		 mac[6];	/* the guest's MAC */
 };

@@ -14,6 +14,7 @@
 
 #include "jsonobj.h"
 #include "paths.h"
+#include "hostfw.h"
 #include "state.h"
 #include "wire.h"
 
@@ -27,6 +28,8 @@ enum state_key {
 	STATE_KEY_WORKERS,
 	STATE_KEY_VERSION,
 	STATE_KEY_CONTROL,
+	STATE_KEY_DNS,
+	STATE_KEY_TRANSPARENT,
 	STATE_KEY_COUNT
 };
 
@@ -40,6 +43,8 @@ static const char *const state_key_names[STATE_KEY_COUNT] = {
 	[STATE_KEY_WORKERS] = WIRE_STATE_WORKERS,
 	[STATE_KEY_VERSION] = WIRE_STATE_VERSION,
 	[STATE_KEY_CONTROL] = WIRE_STATE_CONTROL,
+	[STATE_KEY_DNS] = WIRE_STATE_DNS,
+	[STATE_KEY_TRANSPARENT] = WIRE_STATE_TRANSPARENT,
 };
 
 /* What every proxy writes; the others are read when present. */
@@ -65,6 +70,24 @@ state_bind(struct jsonobj_ctx *ctx, struct proxy_state *st)
 		    inet_pton(AF_INET6, st->bind[i], a) != 1)
 			return jsonobj_error(ctx, "'bind' holds '%s', not "
 			    "an IP address", st->bind[i]);
+	return 0;
+}
+
+/* A list of "ADDR:PORT" listeners (the filter's, the transparent ones). */
+static int
+state_listens(struct jsonobj_ctx *ctx, const char *name,
+    char (*list)[STATE_ADDR_MAX], size_t *n)
+{
+	struct hostfw_net net;
+	size_t i;
+
+	if (jsonobj_strings(ctx, name, &list[0][0], sizeof(list[0]),
+	    STATE_LISTENS_MAX, n) != 0)
+		return -1;
+	for (i = 0; i < *n; i++)
+		if (hostfw_net_parse(list[i], 1, &net) != 0)
+			return jsonobj_error(ctx, "'%s' holds '%s', not an "
+			    "ADDR:PORT", name, list[i]);
 	return 0;
 }
 
@@ -114,6 +137,11 @@ state_value(struct jsonobj_ctx *ctx, int k, void *out)
 	case STATE_KEY_CONTROL:
 		return jsonobj_string(ctx, name, st->control,
 		    sizeof(st->control));
+	case STATE_KEY_DNS:
+		return state_listens(ctx, name, st->dns, &st->ndns);
+	case STATE_KEY_TRANSPARENT:
+		return state_listens(ctx, name, st->transparent,
+		    &st->ntransparent);
 	case STATE_KEY_COUNT:
 		break;
 	}

@@ -6,7 +6,9 @@
  * it exits:
  *
  *	{"pid": N, "port": N, "bind": ["127.0.0.1"], "rules": "/abs/path",
- *	 "audit": "path"|null, "started": EPOCH, "workers": N, "version": "V"}
+ *	 "audit": "path"|null, "control": "path", "dns": ["ADDR:PORT"],
+ *	 "transparent": ["ADDR:PORT"], "started": EPOCH, "workers": N,
+ *	 "version": "V"}
  *
  * It is JSON, read here with libyaml (a JSON object is a YAML flow mapping)
  * and strictly: one mapping, no key twice, each value of its JSON type, the
@@ -22,6 +24,7 @@
 
 #define STATE_FILE_MAX		(64 * 1024)	/* bytes */
 #define STATE_BINDS_MAX		16	/* addresses in "bind" */
+#define STATE_LISTENS_MAX	4	/* in "dns", in "transparent" */
 #define STATE_ADDR_MAX		64	/* bytes of one address */
 #define STATE_VERSION_MAX	32
 #define STATE_ERROR_MAX		(PATH_MAX + 256)
@@ -43,6 +46,11 @@ struct proxy_state {
 	int		 workers;		/* 0 when not given */
 	char		 version[STATE_VERSION_MAX]; /* "" when not given */
 	char		 control[PATH_MAX];	/* the control socket; "" */
+	/* "ADDR:PORT", "[ADDR]:PORT": the DNS filter's, the transparent ones */
+	char		 dns[STATE_LISTENS_MAX][STATE_ADDR_MAX];
+	size_t		 ndns;
+	char		 transparent[STATE_LISTENS_MAX][STATE_ADDR_MAX];
+	size_t		 ntransparent;
 };
 
 /*

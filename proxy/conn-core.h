@@ -296,12 +296,16 @@ void		 conn_sockaddr_text(const struct sockaddr *sa, char *buf,
  * A peer (sa) as an address (*peer), and whether it is a sandbox's: 1 when
  * it is neither loopback nor the address it came to (here; NULL: not
  * known), which a process of this host connecting to one of the host's
- * addresses sends from; so it comes from outside the host's own
- * processes: a container on its bridge, a microVM on its tap, another
+ * addresses sends from, nor (local not NULL) another address of this
+ * host, which a process of this host that nftables redirected to the
+ * proxy sends from (ownaddr_local()); so it comes from outside the host's
+ * own processes: a container on its bridge, a microVM on its tap, another
  * host.  It must belong to a run.
  */
+struct ownaddr;
 int		 conn_peer_of(const struct sockaddr *sa,
-		    const struct sockaddr *here, struct rules_addr *peer);
+		    const struct sockaddr *here, struct ownaddr *local,
+		    struct rules_addr *peer);
 
 /* --- for every way (conn-dial.c) ------------------------------------------- */
 

@@ -41,6 +41,7 @@
 #include "evio.h"
 #include "http.h"
 #include "log.h"
+#include "ownaddr.h"
 #include "proxy.h"
 #include "resolve.h"
 #include "rules.h"
@@ -800,7 +801,7 @@ conn_read_now(struct conn *c)
 
 int
 conn_peer_of(const struct sockaddr *sa, const struct sockaddr *here,
-    struct rules_addr *peer)
+    struct ownaddr *local, struct rules_addr *peer)
 {
 	int sandboxed;
 
@@ -823,6 +824,8 @@ conn_peer_of(const struct sockaddr *sa, const struct sockaddr *here,
 		    peer->v4.s_addr :
 		    memcmp(&((const struct sockaddr_in6 *)here)->sin6_addr,
 		    &peer->v6, sizeof(peer->v6)) != 0;
+	if (sandboxed && local != NULL && ownaddr_local(local, sa))
+		sandboxed = 0;
 	/* An IPv4 peer of an IPv6 socket is its IPv4 address, as runs say. */
 	if (peer->family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&peer->v6)) {
 		struct in_addr v4;	/* v4 and v6 share their memory */
@@ -834,7 +837,11 @@ conn_peer_of(const struct sockaddr *sa, const struct sockaddr *here,
 	return sandboxed;
 }
 
-/* The data port's peer, as conn_peer_of() has it. */
+/*
+ * The peer, as conn_peer_of() has it.  Nothing redirects to the data port:
+ * a process of this host comes from loopback or the address it connected
+ * to; to the transparent listener, from any of the host's addresses.
+ */
 static void
 conn_peer(struct conn *c, int fd, const struct sockaddr *sa)
 {
@@ -843,7 +850,9 @@ conn_peer(struct conn *c, int fd, const struct sockaddr *sa)
 
 	if (getsockname(fd, (struct sockaddr *)&here, &len) != 0)
 		here.ss_family = AF_UNSPEC;
-	c->sandboxed = conn_peer_of(sa, (struct sockaddr *)&here, &c->peer);
+	c->sandboxed = conn_peer_of(sa, (struct sockaddr *)&here,
+	    c->listener == CONN_LISTEN_TRANSPARENT ? c->p->local : NULL,
+	    &c->peer);
 }
 
 void

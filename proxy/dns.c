@@ -580,9 +580,12 @@ dnsq_decide(struct dnsq *q)
 
 	q->ceiling = proxy_rules_get(p);
 	q->report = rules_mode(q->ceiling) == RULES_MODE_REPORT;
-	/* A sandbox's query is its run's; one from this host, no run's. */
+	/*
+	 * A sandbox's query is its run's; one from this host (also one that
+	 * enforce redirected here), no run's.
+	 */
 	if (conn_peer_of((struct sockaddr *)&q->peer,
-	    (struct sockaddr *)&q->here, &peer) &&
+	    (struct sockaddr *)&q->here, p->local, &peer) &&
 	    (q->run = runs_by_addr(p->runs, &peer)) == NULL) {
 		dnsq_refuse(q, CONN_REASON_PROXY_AUTH);
 		return;

@@ -247,12 +247,29 @@ ownaddr_free(struct ownaddr *o)
 	free(o);
 }
 
+/*
+ * Whether a is listed among the host's addresses (listing them first when
+ * the list is stale); unlisted, what `unlisted` says.
+ */
+static int
+in_listing(struct ownaddr *o, const struct in6_addr *a, int unlisted)
+{
+	int r;
+
+	pthread_mutex_lock(&o->lock);
+	if (stale(o))
+		list_local(o);
+	r = o->listed ? bsearch(a, o->local, o->nlocal, sizeof(*a),
+	    addr_cmp) != NULL : unlisted;
+	pthread_mutex_unlock(&o->lock);
+	return r;
+}
+
 int
 ownaddr_match(struct ownaddr *o, const struct sockaddr *sa)
 {
 	struct in6_addr a;
 	size_t i;
-	int own;
 
 	if (canon(sa, &a) != 0)
 		return 0;
@@ -265,13 +282,21 @@ ownaddr_match(struct ownaddr *o, const struct sockaddr *sa)
 		return 1;
 	if (!o->wildcard)
 		return 0;
-	pthread_mutex_lock(&o->lock);
-	if (stale(o))
-		list_local(o);
-	own = !o->listed || bsearch(&a, o->local, o->nlocal, sizeof(a),
-	    addr_cmp) != NULL;
-	pthread_mutex_unlock(&o->lock);
-	return own;
+	return in_listing(o, &a, 1);	/* not listed: fails closed */
+}
+
+int
+ownaddr_local(struct ownaddr *o, const struct sockaddr *sa)
+{
+	struct in6_addr a;
+
+	if (o == NULL || canon(sa, &a) != 0)
+		return 0;
+	if (is_loopback(&a))
+		return 1;
+	if (!o->wildcard)
+		return 0;
+	return in_listing(o, &a, 0);	/* not listed: a sandbox's */
 }
 
 unsigned

@@ -60,6 +60,14 @@ void		 ownaddr_free(struct ownaddr *o);
  */
 int		 ownaddr_match(struct ownaddr *o, const struct sockaddr *sa);
 
+/*
+ * 1 when sa is an address of this host (loopback, or listed on one of its
+ * interfaces), as o (made with a wildcard bind) knows them; else 0, also
+ * while no listing succeeded (it fails towards "not this host's": never
+ * taken for the host's own, a peer is taken for a sandbox's).
+ */
+int		 ownaddr_local(struct ownaddr *o, const struct sockaddr *sa);
+
 /* How many times the host's addresses were listed (for tests). */
 unsigned	 ownaddr_listings(struct ownaddr *o);
 

@@ -161,6 +161,7 @@ struct proxy {
 	size_t			 ndns;
 	uint16_t		 port;		/* the real port */
 	struct ownaddr		*own;		/* own addresses (ownaddr.h) */
+	struct ownaddr		*local;		/* the host's (transparent) */
 	struct worker		*workers;
 	int			 nworkers;
 	struct event_base	*base;		/* the main thread's: signals */

@@ -307,12 +307,26 @@ proxy_sockaddr_port(const struct sockaddr *sa)
 static int
 listen_transparent(struct proxy *p)
 {
+	static const struct sockaddr_in any4 = { .sin_family = AF_INET };
+	static const struct sockaddr_in6 any6 = { .sin6_family = AF_INET6 };
+	const struct sockaddr *any[2] = { (const struct sockaddr *)&any4,
+	    (const struct sockaddr *)&any6 };
 	char list[1024], *s, *tok, *save = NULL, addr[INET6_ADDRSTRLEN];
 	struct proxy_listen *l;
 	const struct sockaddr *self[1];
 	uint16_t port;
 	int k;
 
+	/*
+	 * The host's addresses, which its own processes that nftables
+	 * redirects to the transparent listener or the DNS filter come from.
+	 */
+	if ((p->cfg.dns_bind_text != NULL || (p->cfg.transparent_text != NULL &&
+	    p->cfg.transparent_text[0] != '\0')) &&
+	    (p->local = ownaddr_new(any, 2)) == NULL) {
+		error("cannot list this host's addresses: %s", strerror(errno));
+		return -1;
+	}
 	if (p->cfg.transparent_text == NULL ||
 	    p->cfg.transparent_text[0] == '\0')
 		return 0;
@@ -449,6 +463,8 @@ worker_unlisten_all(struct proxy *p)
 	}
 	ownaddr_free(p->own);
 	p->own = NULL;
+	ownaddr_free(p->local);
+	p->local = NULL;
 }
 
 /*

@@ -57,8 +57,8 @@ command -v nft >/dev/null 2>&1 || die "nft (nftables) is not in the image"
 command -v jq >/dev/null 2>&1 || die "jq is not in the image (it checks the table nft lists)"
 command -v capsh >/dev/null 2>&1 || die "capsh (libcap) is not in the image"
 
-# The rules asked for: the lines of the table's chain, as nft lists them
-# (two tabs in, the chain's type line aside).
+# The rules asked for: the lines of the table's chains, as nft lists them
+# (two tabs in, the chains' type lines aside), chain after chain.
 want=$(printf '%s\n' "$ruleset" | sed -n "s/^$TAB$TAB//p" | grep -v '^type ')
 test -n "$want" || die "INTUTIC_SANDBOX_RULESET: no rules (not a table as 'intutic enforce container' prints it)"
 
@@ -71,9 +71,12 @@ err=$(printf '%s\n' "table $TABLE" "delete table $TABLE" "$ruleset" |
 }
 
 # The check, on the whole ruleset as nft gives it in JSON: one table, inet
-# intutic, with one chain (filter, the output hook, priority 0, policy
-# drop), whose rules, written back in nft's syntax, are those asked for, in
-# that order, each ending in accept.
+# intutic, with the chain output (filter, the output hook, priority 0,
+# policy drop) and perhaps the chain transparent (nat, the output hook,
+# priority -100, policy accept: what goes to the proxy's transparent
+# listener and DNS filter), whose rules, written back in nft's syntax, are
+# those asked for, in that order, each ending in accept, or in the
+# transparent chain in a dnat.
 # shellcheck disable=SC2016 # a jq program
 jq_check='
 def fail(m): error("egress firewall check: " + m);
@@ -95,6 +98,10 @@ def expr:
     elif $l == "oif" or $l == "oifname" then "\($l) \"\(.right)\""
     else "\($l) \(.right | value)" end
   elif has("accept") then "accept"
+  elif has("dnat") then
+    .dnat | if .family == "ip" then "dnat ip to \(.addr):\(.port)"
+    elif .family == "ip6" then "dnat ip6 to [\(.addr)]:\(.port)"
+    else fail("a dnat of family \(.family)") end
   else fail("a rule has a \(keys[0]) statement") end;
 [.nftables[] | keys[0]] as $kinds |
 ($kinds - ["metainfo", "table", "chain", "rule"]) as $other |
@@ -104,14 +111,18 @@ if ($t | length) != 1 or $t[0].family != "inet" or $t[0].name != "intutic" then
   fail("the ruleset is not the one table inet intutic")
 else . end |
 [.nftables[] | .chain // empty] as $c |
-if ($c | length) != 1 then fail("table inet intutic does not have exactly one chain")
-elif $c[0].type != "filter" or $c[0].hook != "output" or $c[0].prio != 0 then
-  fail("its chain is not a filter on the output hook at priority 0")
+if ($c | length) < 1 or ($c | length) > 2 then
+  fail("table inet intutic does not have one chain, or two")
+elif $c[0].name != "output" or $c[0].type != "filter" or $c[0].hook != "output" or $c[0].prio != 0 then
+  fail("its first chain is not output, a filter on the output hook at priority 0")
 elif $c[0].policy != "drop" then fail("the output chain does not drop by default")
+elif ($c | length) == 2 and ($c[1].name != "transparent" or $c[1].type != "nat" or
+    $c[1].hook != "output" or $c[1].prio != -100 or $c[1].policy != "accept") then
+  fail("its second chain is not transparent, a nat on the output hook at priority -100")
 else . end |
 .nftables[] | .rule // empty |
-if (.expr[-1] | has("accept")) | not then fail("a rule does not end in accept")
-else . end |
+if (.expr[-1] | has("accept")) or (.chain == "transparent" and (.expr[-1] | has("dnat")))
+then . else fail("a rule does not end in accept") end |
 ([.expr[] | expr] | join(" ")) +
   (if .comment then " comment \"\(.comment)\"" else "" end)
 '

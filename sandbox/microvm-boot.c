@@ -131,8 +131,9 @@ vm_prepare(const struct exec_run *run, struct vm *vm)
 
 /* The /30, the tap and its table, under the lock of the run directory. */
 int
-vm_network(struct vm *vm, unsigned int port)
+vm_network(struct vm *vm, const struct proxy_loc *loc)
 {
+	unsigned int tport, dport;
 	char lock[PATH_MAX], why[HOSTFW_WHY_MAX];
 	int fd = -1, r = -1;
 
@@ -150,7 +151,18 @@ vm_network(struct vm *vm, unsigned int port)
 	vm->fw.proxy.family = AF_INET;
 	memcpy(vm->fw.proxy.addr, &vm->host, 4);
 	vm->fw.proxy.prefix = 32;
-	vm->fw.proxy.port = port;
+	vm->fw.proxy.port = loc->port;
+	/* the gates made sure the proxy serves both on every address */
+	tport = vm_wildcard_port(loc->st.transparent, loc->st.ntransparent);
+	dport = vm_wildcard_port(loc->st.dns, loc->st.ndns);
+	if (tport != 0 && dport != 0) {
+		vm->fw.transparent = vm->fw.proxy;
+		vm->fw.transparent.port = tport;
+		vm->fw.transparent_set = 1;
+		vm->fw.dns = vm->fw.proxy;
+		vm->fw.dns.port = dport;
+		vm->fw.dns_set = 1;
+	}
 	vm->fw.guest.family = AF_INET;
 	memcpy(vm->fw.guest.addr, &vm->guest, 4);
 	vm->fw.guest.prefix = 32;

@@ -227,22 +227,65 @@ vm_subnet_free(const struct vm *vm, const char *subnet)
 	return bad ? -1 : 0;
 }
 
-/* The proxy listens on every address (the guest reaches it on the tap). */
+unsigned int
+vm_wildcard_port(const char (*list)[STATE_ADDR_MAX], size_t n)
+{
+	unsigned long port;
+	char *end;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strncmp(list[i], "0.0.0.0:", 8) != 0)
+			continue;
+		errno = 0;
+		port = strtoul(list[i] + 8, &end, 10);
+		if (errno == 0 && *end == '\0' && port > 0 && port <= 65535)
+			return (unsigned int)port;
+	}
+	return 0;
+}
+
+/*
+ * The proxy listens on every address (the guest reaches it on the tap),
+ * and serves its transparent listener and its DNS filter there too: the
+ * tap's table sends what the guest's clients that ignore the proxy
+ * settings send (TCP to ports 80 and 443, DNS) to them.
+ */
 static int
 vm_proxy_reachable(const struct exec_run *run)
 {
 	const struct proxy_loc *loc = run->loc;
+	char add[128];
 	size_t i;
+	int t, d;
 
-	if (loc->have_state)
-		for (i = 0; i < loc->st.nbind; i++)
-			if (strcmp(loc->st.bind[i], "0.0.0.0") == 0)
-				return 0;
-	error("the proxy listens on %s only, and a "
-	    "microVM reaches it on the host's end of its tap: restart it "
-	    "with INTUTIC_PROXY_BIND=0.0.0.0 (e.g. `INTUTIC_PROXY_BIND=0.0.0.0 "
-	    "intutic start`); nothing was run", loc->have_state &&
-	    loc->st.nbind > 0 ? loc->st.bind[0] : loc->host);
+	for (i = 0; loc->have_state && i < loc->st.nbind; i++)
+		if (strcmp(loc->st.bind[i], "0.0.0.0") == 0)
+			break;
+	if (!loc->have_state || i == loc->st.nbind) {
+		error("the proxy listens on %s only, and a "
+		    "microVM reaches it on the host's end of its tap: restart "
+		    "it with INTUTIC_PROXY_BIND=0.0.0.0 (e.g. `INTUTIC_PROXY_"
+		    "BIND=0.0.0.0 intutic start --transparent-bind "
+		    "0.0.0.0:3129 --dns-bind 0.0.0.0:5300`); nothing was run",
+		    loc->have_state && loc->st.nbind > 0 ? loc->st.bind[0] :
+		    loc->host);
+		return -1;
+	}
+	t = vm_wildcard_port(loc->st.transparent, loc->st.ntransparent) != 0;
+	d = vm_wildcard_port(loc->st.dns, loc->st.ndns) != 0;
+	if (t && d)
+		return 0;
+	snprintf(add, sizeof(add), "%s%s%s", !t ? "--transparent-bind "
+	    "0.0.0.0:3129" : "", !t && !d ? " " : "", !d ? "--dns-bind "
+	    "0.0.0.0:5300" : "");
+	error("the proxy serves no %s on every address, and a microVM's "
+	    "clients that ignore the proxy settings are sent there on the "
+	    "host's end of its tap: restart it with %s (e.g. `INTUTIC_PROXY_"
+	    "BIND=0.0.0.0 intutic start --transparent-bind 0.0.0.0:3129 "
+	    "--dns-bind 0.0.0.0:5300`); nothing was run", !t && !d ?
+	    "transparent listener and no DNS filter" : !t ?
+	    "transparent listener" : "DNS filter", add);
 	return -1;
 }
 

@@ -83,6 +83,8 @@ char		*vm_path(const char *dir, const char *name, char *buf);
 
 /* microvm-gates.c */
 int	 vm_gates(const struct exec_run *run, struct vm *vm);
+/* The port of list's listener on every IPv4 address ("0.0.0.0:P"), or 0. */
+unsigned int vm_wildcard_port(const char (*list)[STATE_ADDR_MAX], size_t n);
 int	 vm_tool(char *const argv[], char *out, size_t outlen,
 	    const char *what);
 
@@ -98,7 +100,7 @@ int	 vm_teardown(struct vm *vm);
 
 /* microvm-boot.c */
 int	 vm_prepare(const struct exec_run *run, struct vm *vm);
-int	 vm_network(struct vm *vm, unsigned int port);
+int	 vm_network(struct vm *vm, const struct proxy_loc *loc);
 int	 vm_config_disk(struct vm *vm);
 int	 vm_copy_rootfs(struct vm *vm);
 void	 vm_cmdline(struct vm *vm);

@@ -62,6 +62,9 @@ struct oci {
 	struct in_addr net;		/* and its IPv4 subnet */
 	unsigned int prefix;		/* 0: not known */
 	char	 addr[INET_ADDRSTRLEN];	/* the container's; "": none */
+	/* podman: the proxy's transparent listener and DNS filter, A:P */
+	char	 transparent[96];
+	char	 dns[96];
 	char	 image[256];
 };
 
@@ -238,6 +241,71 @@ oci_proxy_reachable(const struct exec_run *run, const struct oci *c)
 	    "127.0.0.1,%s intutic start`); nothing was run",
 	    loc->have_state ? loc->st.bind[0] : loc->host, c->name, c->gateway,
 	    c->gateway, c->gateway);
+	return -1;
+}
+
+/*
+ * The listener of list (the state file's "ADDR:PORT"s) that a container
+ * reaches on the gateway, as "GATEWAY:PORT" into out: 0, or -1 (none).
+ */
+static int
+oci_listener_on(const char (*list)[STATE_ADDR_MAX], size_t n,
+    const char *gateway, char *out, size_t len)
+{
+	const char *colon;
+	size_t i, alen;
+
+	for (i = 0; i < n; i++) {
+		if ((colon = strrchr(list[i], ':')) == NULL)
+			continue;
+		alen = (size_t)(colon - list[i]);
+		if ((alen == strlen(gateway) &&
+		    strncmp(list[i], gateway, alen) == 0) ||
+		    (alen == 7 && strncmp(list[i], "0.0.0.0", 7) == 0)) {
+			snprintf(out, len, "%s%s", gateway, colon);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Podman: the proxy must serve its transparent listener and its DNS filter
+ * where the container reaches them, on the gateway (or every address):
+ * the container's table sends there what its clients that ignore the
+ * proxy settings send (TCP to ports 80 and 443, DNS).  Never started
+ * behind the operator's back: the options to add are said, the run
+ * refused.  Docker: nothing (its containers have no address of their
+ * run's, so the proxy could not tell whose such a connection is).
+ */
+static int
+oci_proxy_serves(const struct exec_run *run, struct oci *c)
+{
+	const struct proxy_loc *loc = run->loc;
+	char add[256];
+	int t, d;
+
+	if (strcmp(c->name, "podman") != 0)
+		return 0;
+	t = loc->have_state ? oci_listener_on(loc->st.transparent,
+	    loc->st.ntransparent, c->gateway, c->transparent,
+	    sizeof(c->transparent)) : -1;
+	d = loc->have_state ? oci_listener_on(loc->st.dns, loc->st.ndns,
+	    c->gateway, c->dns, sizeof(c->dns)) : -1;
+	if (t == 0 && d == 0)
+		return 0;
+	snprintf(add, sizeof(add), "%s%s%s%s%s%s%s", t != 0 ?
+	    "--transparent-bind " : "", t != 0 ? c->gateway : "",
+	    t != 0 ? ":3129" : "", t != 0 && d != 0 ? " " : "",
+	    d != 0 ? "--dns-bind " : "", d != 0 ? c->gateway : "",
+	    d != 0 ? ":5300" : "");
+	error("the proxy serves no %s on %s's bridge address %s, where a "
+	    "container's clients that ignore the proxy settings are sent: "
+	    "restart it with %s (e.g. `intutic start --bind 127.0.0.1,%s "
+	    "--transparent-bind %s:3129 --dns-bind %s:5300`); nothing was run",
+	    t != 0 && d != 0 ? "transparent listener and no DNS filter" :
+	    t != 0 ? "transparent listener" : "DNS filter", c->name,
+	    c->gateway, add, c->gateway, c->gateway, c->gateway);
 	return -1;
 }
 
@@ -517,6 +585,16 @@ oci_ruleset(const struct exec_run *run, const struct oci *c, char **out)
 		    "ADDR:PORT; nothing was run", proxy);
 		goto out;
 	}
+	if (c->transparent[0] != '\0') {
+		if (hostfw_net_parse(c->transparent, 1, &sb->transparent) != 0 ||
+		    hostfw_net_parse(c->dns, 1, &sb->dns) != 0) {
+			error("the proxy's listeners in the container, '%s' and "
+			    "'%s', are not ADDR:PORTs; nothing was run",
+			    c->transparent, c->dns);
+			goto out;
+		}
+		sb->transparent_set = sb->dns_set = 1;
+	}
 	for (i = 0; i < o->nallow_cidr && i < HOSTFW_ALLOW_MAX; i++)
 		if (hostfw_net_parse(o->allow_cidr[i], 0,
 		    &sb->allow[sb->nallow++]) != 0) {
@@ -557,14 +635,15 @@ oci_run(const struct exec_run *run)
 	char home[128], mounts[EXEC_LIST_MAX][2 * PATH_MAX + 8];
 	char *ruleset = NULL, memory[32], cpus[32];
 	char pids[32], workdir[PATH_MAX], *names[EXEC_ENV_MAX + 32];
-	char seccomp[PATH_MAX + 16], resolv[PATH_MAX + 32];
+	char seccomp[PATH_MAX + 16], resolv[PATH_MAX + 32], dnsopt[80];
 	size_t i, nnames = 0;
 	int st, r = EXIT_CANNOT_RUN;
 
 	memset(&c, 0, sizeof(c));
 	argvb_init(&ab);
 	if (oci_runtime(o, &c) != 0 || oci_gateway(&c) != 0 ||
-	    oci_proxy_reachable(run, &c) != 0 || oci_pick_addr(run, &c) != 0)
+	    oci_proxy_reachable(run, &c) != 0 ||
+	    oci_proxy_serves(run, &c) != 0 || oci_pick_addr(run, &c) != 0)
 		return EXIT_CANNOT_RUN;
 	workdir[0] = '\0';
 	for (i = 0; i < o->nmount; i++)
@@ -590,6 +669,7 @@ oci_run(const struct exec_run *run)
 	    PACKAGE_VERSION);
 	snprintf(name, sizeof(name), "intutic-%s", run->id);
 	snprintf(host, sizeof(host), "%s:%s", OCI_HOST_NAME, c.gateway);
+	snprintf(dnsopt, sizeof(dnsopt), "--dns=%s", c.gateway);
 	snprintf(home, sizeof(home), "%s:mode=0700", OCI_SANDBOX_HOME);
 	snprintf(memory, sizeof(memory), "--memory=%s",
 	    o->memory != NULL ? o->memory : OCI_DEFAULT_MEMORY);
@@ -637,12 +717,20 @@ oci_run(const struct exec_run *run)
 	argvb_add(&ab, pids);
 	argvb_add(&ab, memory);
 	argvb_add(&ab, cpus);
-	/* No resolver: names go to the proxy (docker has no "none"). */
-	argvb_add(&ab, strcmp(c.name, "podman") == 0 ? "--dns=none" :
-	    "--dns=127.0.0.1");
-	/* ... and not the image's resolv.conf either (podman keeps it). */
-	argvb_add(&ab, "-v");
-	argvb_add(&ab, resolv);
+	if (c.dns[0] != '\0') {
+		/*
+		 * The resolver is the gateway, port 53: the container's table
+		 * sends every query to the proxy's DNS filter.
+		 */
+		argvb_add(&ab, dnsopt);
+	} else {
+		/* No resolver: names go to the proxy (docker has no "none"). */
+		argvb_add(&ab, strcmp(c.name, "podman") == 0 ? "--dns=none" :
+		    "--dns=127.0.0.1");
+		/* ... and not the image's resolv.conf (podman keeps it). */
+		argvb_add(&ab, "-v");
+		argvb_add(&ab, resolv);
+	}
 	argvb_add(&ab, "--pull=never");
 	/* The image's own entrypoint or none: intutic's, or no run at all. */
 	argvb_add(&ab, "--entrypoint=" OCI_ENTRYPOINT);

@@ -505,6 +505,62 @@ test_leaf_cert () {
 	test_cert_leaf_ "$test_leaf_stem_" "$test_leaf_cn_" "$test_leaf_san_"
 }
 
+# --- a second namespace ---------------------------------------------------------
+
+# peer_netns NAME "HOST_CIDR..." "PEER_CIDR...": a second network namespace
+# NAME, joined to the script's by a veth pair, pn-host here and pn-peer
+# there, each end with its addresses (IPv6 ones without DAD) and up, lo up
+# there; deleted at the end of the script, after the servers peer_start
+# started in it.  Only the script's own namespaces are behind either end.
+test_peer_netns_=
+test_peer_pids_=
+test_peer_down_ () {
+	for test_peer_p_ in $test_peer_pids_; do
+		test_stop_child_ "$test_peer_p_"
+	done
+	ip netns delete "$test_peer_netns_" 2>/dev/null
+	return 0
+}
+peer_netns () {
+	test $# = 3 || { echo "peer_netns: needs NAME HOST_CIDRS PEER_CIDRS" >&2; return 1; }
+	test -z "$test_peer_netns_" ||
+		{ echo "peer_netns: $test_peer_netns_ is made already" >&2; return 1; }
+	test_peer_netns_=$1
+	test_atexit test_peer_down_ &&
+	ip netns add "$1" &&
+	ip link add pn-host type veth peer name pn-peer netns "$1" || return 1
+	for test_peer_a_ in $2; do
+		case $test_peer_a_ in
+		*:*)	ip -6 addr add "$test_peer_a_" dev pn-host nodad ;;
+		*)	ip addr add "$test_peer_a_" dev pn-host ;;
+		esac || return 1
+	done
+	for test_peer_a_ in $3; do
+		case $test_peer_a_ in
+		*:*)	ip netns exec "$1" ip -6 addr add "$test_peer_a_" dev pn-peer nodad ;;
+		*)	ip netns exec "$1" ip addr add "$test_peer_a_" dev pn-peer ;;
+		esac || return 1
+	done
+	ip link set pn-host up &&
+	ip netns exec "$1" ip link set lo up &&
+	ip netns exec "$1" ip link set pn-peer up
+}
+
+# peer_start NAME SCRIPT ARGS...: t/helpers/SCRIPT in the peer namespace,
+# its port in srv/NAME.port (<NAME>_PORT), its log srv/NAME.log; stopped
+# at the end of the script.
+peer_start () {
+	test_peer_n_=$1 test_peer_s_=$2
+	shift 2
+	mkdir -p srv && rm -f "srv/$test_peer_n_.port" || return 1
+	ip netns exec "$test_peer_netns_" python3 "$test_helpers_/$test_peer_s_" \
+		--port-file "srv/$test_peer_n_.port" "$@" \
+		</dev/null >>"srv/$test_peer_n_.log" 2>&1 &
+	test_peer_pids_="$test_peer_pids_ $!"
+	test_wait_for_file "srv/$test_peer_n_.port" 10 &&
+	eval "$(test_var_name_ "$test_peer_n_")_PORT=\$(cat srv/\$test_peer_n_.port)"
+}
+
 # --- servers on loopback ------------------------------------------------------
 
 # test_var_name_ NAME: NAME as the start of a shell variable: upper case,

@@ -19,7 +19,7 @@
 #		start_origin origin &&
 #		write_hosts hosts origin.test=127.0.0.1 &&
 #		fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
-#		start_proxy rules.yaml --bind "127.0.0.1,$SANDBOX_GATEWAY"
+#		start_sandbox_proxy rules.yaml
 #	'
 #	test_expect_success 'the agent reaches the origin through the proxy' '
 #		sandbox_proxy_env &&
@@ -89,7 +89,7 @@ SANDBOX_CPUS=1			# --cpus
 
 # --- names ------------------------------------------------------------------
 SANDBOX_SUITE=bookworm
-SANDBOX_BASE_PACKAGES=nftables,jq,libcap2-bin,bash,curl,ca-certificates
+SANDBOX_BASE_PACKAGES=nftables,jq,libcap2-bin,bash,curl,ca-certificates,python3,bind9-dnsutils,nodejs,openssl
 # another list, another tarball and image
 test_sandbox_key_=$SANDBOX_SUITE-$(printf '%s' "$SANDBOX_BASE_PACKAGES" | cksum | awk '{ print $1 }')
 SANDBOX_BASE_IMAGE=localhost/intutic-test-base:$test_sandbox_key_
@@ -285,6 +285,19 @@ sandbox_setup () {
 	}
 	SANDBOX_GATEWAY=$test_sandbox_gw_
 	export SANDBOX_GATEWAY
+}
+
+# start_sandbox_proxy RULES [OPTIONS...]: start_proxy as `intutic exec
+# --sandbox` needs it: on loopback and the bridge's gateway, with its
+# transparent listener and its DNS filter there too (ports the system
+# picks; the state file says which).
+start_sandbox_proxy () {
+	test $# -ge 1 || { echo "start_sandbox_proxy: needs RULES" >&2; return 1; }
+	test_sandbox_rules_=$1
+	shift
+	start_proxy "$test_sandbox_rules_" --bind "127.0.0.1,$SANDBOX_GATEWAY" \
+		--transparent-bind "$SANDBOX_GATEWAY:0" \
+		--dns-bind "$SANDBOX_GATEWAY:0" "$@"
 }
 
 # sandbox_proxy_env [ADDR:PORT]: the environment the launcher gives the

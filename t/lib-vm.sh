@@ -103,6 +103,18 @@ vm_env () {
 	    INTUTIC_FC_GUEST_KEY INTUTIC_VM_RUNDIR INTUTIC_QEMU_ACCEL
 }
 
+# start_vm_proxy RULES [OPTIONS...]: start_proxy as `intutic exec
+# --sandbox=qemu|firecracker` needs it: on every address, with its
+# transparent listener and its DNS filter there too (ports the system
+# picks; the state file says which).
+start_vm_proxy () {
+	test $# -ge 1 || { echo "start_vm_proxy: needs RULES" >&2; return 1; }
+	test_vm_rules_=$1
+	shift
+	start_proxy "$test_vm_rules_" --bind 0.0.0.0 \
+		--transparent-bind 0.0.0.0:0 --dns-bind 0.0.0.0:0 "$@"
+}
+
 # vm_kvm_usable: /dev/kvm opens and answers KVM_GET_API_VERSION with 12.
 vm_kvm_usable () {
 	test -c /dev/kvm && python3 -c '

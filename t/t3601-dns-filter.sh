@@ -2,6 +2,7 @@
 test_description='the DNS filter (--dns-bind): A and AAAA only for allowed names, a refused name never sent upstream, no HTTPS/SVCB/TXT data, answers checked as dials, upstream failure apart from denial, UDP and TCP, malformed messages counted and dropped, a sandbox under its run'"'"'s policy; judged by dig and by what the upstream name server saw'
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
+test_require_root "a second named namespace: the sandbox"
 test_isolate_netns
 test_require_proxy dig
 
@@ -229,27 +230,33 @@ test_expect_success 'the metrics count the queries by verdict' '
 '
 
 # --- a sandbox's queries ---------------------------------------------------------
-# As in t6007: the loopback interface of the test's namespace holds
-# addresses outside 127.0.0.0/8; the filter listens on SBX_GW, and dig
-# binding SBX_A comes from there, as a sandbox would.
+# The sandbox is a second namespace the script makes, joined by a veth
+# pair: SBX_A and SBX_B are its addresses, the filter listens on SBX_GW,
+# this namespace's end.  (Addresses of this namespace's own would be this
+# host's: a query from one is the host's, as one that `intutic enforce`
+# redirected to the filter is.)
 SBX_GW=10.231.0.1
 SBX_A=10.231.0.2
 SBX_B=10.231.0.3
+SBX=intutic-t3601-sbx-$$
 TOK=0123456789abcdef0123456789abcdef
 
-# sbx_ask FROM DIG ARGS...: dig from FROM at the filter on SBX_GW.
+# sbx_ask FROM DIG ARGS...: dig from FROM (the sandbox's addresses: in the
+# sandbox; else here) at the filter on SBX_GW.
 sbx_ask () {
 	sbx_from_=$1
 	shift
-	dig -p "$SBX_PORT" @"$SBX_GW" -b "$sbx_from_" +tries=1 +time=5 \
-		+nocookie "$@" >dig.out &&
+	case $sbx_from_ in
+	"$SBX_A"|"$SBX_B")	set -- ip netns exec "$SBX" dig "$@" ;;
+	*)			set -- dig "$@" ;;
+	esac
+	"$@" -p "$SBX_PORT" @"$SBX_GW" -b "$sbx_from_" +tries=1 +time=5 \
+		+nocookie >dig.out &&
 	sed -n 's/.*status: \([A-Z]*\),.*/\1/p' dig.out >status
 }
 
 test_expect_success 'a sandbox network: the filter on it, a run given SBX_A with a policy of its own' '
-	ip addr add "$SBX_GW/32" dev lo &&
-	ip addr add "$SBX_A/32" dev lo &&
-	ip addr add "$SBX_B/32" dev lo &&
+	peer_netns "$SBX" "$SBX_GW/24" "$SBX_A/24 $SBX_B/24" &&
 	stop_proxy &&
 	start_proxy rules.yaml --dns-bind "127.0.0.1:0,$SBX_GW:0" &&
 	SBX_PORT=$(python3 -c "

@@ -24,11 +24,6 @@ PLAIN=198.51.100.13	# no name: a raw TCP server an allow CIDR covers
 ALLOWED6=2001:db8:10::10
 TOK=0123456789abcdef0123456789abcdef
 
-sbx_teardown () {
-	ip netns delete "$SBX" 2>/dev/null
-	return 0
-}
-
 # in_sbx CMD...: CMD in the sandbox, with the resolv.conf that names the
 # filter (its own mount namespace: nothing of the host's /etc changes).
 in_sbx () {
@@ -38,16 +33,7 @@ in_sbx () {
 }
 
 test_expect_success 'setup: the sandbox, the origins, the name server, the proxy' '
-	test_atexit sbx_teardown &&
-	ip netns add "$SBX" &&
-	ip link add vt-host type veth peer name vt-sbx netns "$SBX" &&
-	ip addr add "$GW4/24" dev vt-host &&
-	ip -6 addr add "$GW6/64" dev vt-host nodad &&
-	ip link set vt-host up &&
-	ip netns exec "$SBX" ip link set lo up &&
-	ip netns exec "$SBX" ip addr add "$SBX4/24" dev vt-sbx &&
-	ip netns exec "$SBX" ip -6 addr add "$SBX6/64" dev vt-sbx nodad &&
-	ip netns exec "$SBX" ip link set vt-sbx up &&
+	peer_netns "$SBX" "$GW4/24 $GW6/64" "$SBX4/24 $SBX6/64" &&
 	ip netns exec "$SBX" ip route add default via "$GW4" &&
 	ip netns exec "$SBX" ip -6 route add default via "$GW6" &&
 	for a in $ALLOWED $OTHER $DENIED $PLAIN; do
@@ -104,17 +90,17 @@ print(s[\"transparent\"][0].rsplit(\":\", 1)[1], s[\"transparent\"][1].rsplit(\"
 	table inet t3602 {
 		chain prerouting {
 			type nat hook prerouting priority dstnat;
-			iifname "vt-host" ip daddr != $GW4 tcp dport { 80, 443, 7000 } redirect to :$TPORT
-			iifname "vt-host" ip6 daddr != $GW6 tcp dport { 80, 443 } redirect to :$TPORT6
-			iifname "vt-host" meta l4proto { tcp, udp } th dport 53 redirect to :$FPORT
+			iifname "pn-host" ip daddr != $GW4 tcp dport { 80, 443, 7000 } redirect to :$TPORT
+			iifname "pn-host" ip6 daddr != $GW6 tcp dport { 80, 443 } redirect to :$TPORT6
+			iifname "pn-host" meta l4proto { tcp, udp } th dport 53 redirect to :$FPORT
 		}
 		chain input {
 			type filter hook input priority filter; policy accept;
-			iifname "vt-host" ct state established,related accept
-			iifname "vt-host" ct status dnat accept
-			iifname "vt-host" meta l4proto ipv6-icmp accept
-			iifname "vt-host" tcp dport $PROXY_PORT accept
-			iifname "vt-host" counter drop
+			iifname "pn-host" ct state established,related accept
+			iifname "pn-host" ct status dnat accept
+			iifname "pn-host" meta l4proto ipv6-icmp accept
+			iifname "pn-host" tcp dport $PROXY_PORT accept
+			iifname "pn-host" counter drop
 		}
 		chain forward {
 			type filter hook forward priority filter; policy drop;

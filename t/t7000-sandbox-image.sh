@@ -19,7 +19,7 @@ test_expect_success 'setup: image, resolver, origin, far host, proxy on the brid
 	write_hosts hosts origin.test=127.0.0.1 &&
 	printf "nameserver %s:53\n" "$SANDBOX_DNS_ADDR" >resolv.conf &&
 	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
-	start_proxy rules.yaml --bind "127.0.0.1,$SANDBOX_GATEWAY" &&
+	start_sandbox_proxy rules.yaml &&
 	sandbox_proxy_env
 '
 

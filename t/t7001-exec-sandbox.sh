@@ -16,7 +16,7 @@ test_expect_success 'setup: the image, an origin, the far host, the proxy on the
 	start_far_echo &&
 	write_hosts hosts origin.test=127.0.0.1 other.test=127.0.0.1 &&
 	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
-	start_proxy rules.yaml --bind "127.0.0.1,$SANDBOX_GATEWAY"
+	start_sandbox_proxy rules.yaml
 '
 
 test_expect_success 'inside: an allowed origin through the proxy, the audit records carry the run' '
@@ -163,13 +163,38 @@ test_expect_success 'a proxy bound to loopback only: 125 with the exact fix, not
 	mkdir -p lo-state &&
 	sed "s/\"$SANDBOX_GATEWAY\"//; s/, *\]/]/; s/\[ *,/[/" \
 		"$PROXY_DIR/state/proxy.json" >lo-state/proxy.json &&
-	test_grep -v "$SANDBOX_GATEWAY" lo-state/proxy.json &&
+	test_grep -v "\"$SANDBOX_GATEWAY\"" lo-state/proxy.json &&
 	rc=0 &&
 	"$INTUTIC" exec --state-dir lo-state --sandbox --sandbox-runtime podman \
 		--sandbox-image "$SANDBOX_IMAGE" -- touch /tmp/started \
 		>out 2>err || rc=$? &&
 	test "$rc" = 125 &&
 	test_grep -F "INTUTIC_PROXY_BIND=127.0.0.1,$SANDBOX_GATEWAY" err &&
+	sandbox_podman ps -a --filter label=intutic.run --format "{{.Names}}" >ps &&
+	test_must_be_empty ps
+'
+
+test_expect_success 'a proxy without its transparent listener or DNS filter on the bridge: 125 naming the options to add, nothing run' '
+	mkdir -p nt-state &&
+	sed "s/\"transparent\": \[[^]]*\]/\"transparent\": []/" \
+		"$PROXY_DIR/state/proxy.json" >nt-state/proxy.json &&
+	test_grep "\"transparent\": \[\]" nt-state/proxy.json &&
+	rc=0 &&
+	"$INTUTIC" exec --state-dir nt-state --sandbox --sandbox-runtime podman \
+		--sandbox-image "$SANDBOX_IMAGE" -- touch /tmp/started \
+		>out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_grep -F "serves no transparent listener on podman" err &&
+	test_grep -F "restart it with --transparent-bind $SANDBOX_GATEWAY:3129 (" err &&
+	sed "s/\"dns\": \[[^]]*\]/\"dns\": []/" nt-state/proxy.json \
+		>nt-state/p.json && mv nt-state/p.json nt-state/proxy.json &&
+	rc=0 &&
+	"$INTUTIC" exec --state-dir nt-state --sandbox --sandbox-runtime podman \
+		--sandbox-image "$SANDBOX_IMAGE" -- touch /tmp/started \
+		>out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_grep -F "transparent listener and no DNS filter" err &&
+	test_grep -F -- "--transparent-bind $SANDBOX_GATEWAY:3129 --dns-bind $SANDBOX_GATEWAY:5300 (" err &&
 	sandbox_podman ps -a --filter label=intutic.run --format "{{.Names}}" >ps &&
 	test_must_be_empty ps
 '

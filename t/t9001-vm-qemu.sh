@@ -9,6 +9,7 @@ test_require_proxy curl
 vm_env
 
 SECRET_VALUE=s3cr3t-9001-value
+WEB_ADDR=198.51.100.20	# web.test: TEST-NET-2, on this namespace's loopback
 
 # vmx ARGS... -- CMD...: intutic exec --sandbox=qemu with the test's limits;
 # stdout in out, stderr in err, the status in rc.
@@ -73,9 +74,17 @@ test_expect_success 'setup: an origin, a service on the host, the far host, the 
 	start_origin origin &&
 	start_echo hostsvc --bind 0.0.0.0 --mode banner host-service &&
 	vm_far_host &&
-	write_hosts hosts origin.test=127.0.0.1 other.test=127.0.0.1 &&
+	ip addr add "$WEB_ADDR/32" dev lo &&
+	test_certs &&
+	test_leaf_cert web web.test &&
+	start_origin web --bind "$WEB_ADDR" --port 443 \
+		--tls certs/web.crt certs/web.key &&
+	write_hosts hosts origin.test=127.0.0.1 other.test=127.0.0.1 \
+		web.test="$WEB_ADDR" &&
 	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
-	start_proxy rules.yaml --bind 0.0.0.0 &&
+	sed -i "/^allow:/a\\  - web.test:443\\n  - \"$WEB_ADDR/32:443\"" rules.yaml &&
+	test_grep "^  - \"$WEB_ADDR/32:443\"" rules.yaml &&
+	start_vm_proxy rules.yaml &&
 	image_id >image.before &&
 	test -z "$(vm_leftovers)"
 '
@@ -122,6 +131,88 @@ test_expect_success 'in the guest: the origin through the proxy, 403 for a denie
 	audit_expect 1 event=decision run="$run" host=origin.test decision=allow &&
 	audit_expect 1 event=decision run="$run" host=other.test decision=deny reason=not-allowlisted &&
 	audit_expect 2 event=decision run="$run" client~"^10[.]213[.]"
+'
+
+# What a client that ignores the proxy settings does in the guest: its
+# names from the resolver (the filter, through the tap's table), HTTPS to
+# the address it got (the transparent listener, through the tap's table);
+# a name the rules do not allow; a QUIC-style datagram to the far host.
+cat >bypass.sh <<\EOF
+unset HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy
+printf '%s\n' "$CA_PEM" >/tmp/ca.crt
+getent hosts web.test
+curl -sS --max-time 60 --cacert /tmp/ca.crt -o /dev/null \
+	-w "web=%{http_code}\n" "https://web.test/?vm"
+python3 - "$FAR" <<\PY
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile="/tmp/ca.crt")
+with socket.create_connection(("web.test", 443), timeout=60) as s:
+    with ctx.wrap_socket(s, server_hostname="web.test") as t:
+        t.sendall(b"GET /?vmpy HTTP/1.1\r\nHost: web.test\r\nConnection: close\r\n\r\n")
+        print("py " + t.recv(64).split(b"\r\n")[0].decode())
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(3):
+    u.sendto(b"\xc0quic-initial", (sys.argv[1], 443))
+print("quic-sent")
+PY
+getent hosts secret-c2VjcmV0.other.test || echo denied-name-refused
+exit 0
+EOF
+
+# start_quic_sink: a UDP server on the far host's port 443 (what a QUIC
+# client would send to), for as long as a run lasts: each datagram it gets
+# is a line of quic.log.
+start_quic_sink () {
+	rm -f quic.ready &&
+	: >quic.log &&
+	ip netns exec "$VM_FAR_NS" python3 -c "
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 443))
+s.settimeout(1.0)
+open(sys.argv[4], \"w\").write(\"ready\\n\")
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    try:
+        d, a = s.recvfrom(2048)
+    except socket.timeout:
+        continue
+    open(sys.argv[2], \"a\").write(\"%s %d\\n\" % (a[0], len(d)))
+" "$VM_FAR_ADDR" quic.log "$VM_RUN_SECONDS" quic.ready </dev/null >/dev/null 2>&1 &
+	test_quic_pid_=$!
+	test_atexit "test_stop_child_ $test_quic_pid_" &&
+	test_wait_for_file quic.ready 10
+}
+
+test_expect_success 'in the guest, clients that ignore the proxy settings: DNS through the filter, HTTPS through the transparent listener, audited with the run; a denied name refused; QUIC dropped at the tap' '
+	audit_mark &&
+	server_mark web &&
+	start_quic_sink &&
+	CA_PEM=$(cat certs/ca.crt) FAR=$VM_FAR_ADDR BYPASS=$(cat bypass.sh) &&
+	export CA_PEM FAR BYPASS &&
+	vmx -e CA_PEM -e FAR -e BYPASS -- sh -c "eval \"\$BYPASS\"" &&
+	test "$rc" = 0 &&
+	test_grep "^$WEB_ADDR  *web.test\$" out &&
+	test_grep "^web=200\$" out &&
+	test_grep "^py HTTP/1.1 200 OK\$" out &&
+	test_grep "^quic-sent\$" out &&
+	test_grep "^denied-name-refused\$" out &&
+	test_must_be_empty quic.log &&
+	server_since web &&
+	test_grep "GET /[?]vm " web.new &&
+	test_grep "GET /[?]vmpy " web.new &&
+	audit_since 2 &&
+	run=$(python3 -c "
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get(\"event\") == \"run\":
+        print(r[\"run\"]); break
+" since.jsonl) &&
+	test -n "$run" &&
+	test "$(audit_count since.jsonl event=decision proto=transparent run="$run" host=web.test "original=$WEB_ADDR:443" mismatch=false decision=allow)" = 2 &&
+	test "$(audit_count since.jsonl event=decision proto=dns run="$run" host=web.test decision=allow)" -ge 1 &&
+	test "$(audit_count since.jsonl event=decision proto=dns run="$run" host=secret-c2VjcmV0.other.test decision=deny)" -ge 1
 '
 
 # What the agent tries against the control API from inside the guest: a

@@ -67,7 +67,7 @@ test_expect_success 'setup: guest files, a proxy on every address' '
 	start_origin origin &&
 	write_hosts hosts origin.test=127.0.0.1 &&
 	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
-	start_proxy rules.yaml --bind 0.0.0.0
+	start_vm_proxy rules.yaml
 '
 
 test_expect_success '--sandbox=bogus is a usage error; --sandbox-dry-run needs a microVM' '
@@ -237,6 +237,41 @@ test_expect_success 'dry run: the host table lets the tap reach the proxy port o
 	test_grep "iifname \"$tap\" counter name \"vm_input_dropped\" drop" table.txt &&
 	test_grep "iifname \"$tap\" counter name \"vm_forward_dropped\" drop" table.txt &&
 	test_grep "oifname \"$tap\" counter name \"vm_forward_dropped\" drop" table.txt
+'
+
+test_expect_success 'dry run: the tap'"'"'s TCP to ports 80 and 443 goes to the transparent listener, its DNS to the filter, both let in' '
+	python3 -c "
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(s[\"transparent\"][0].rsplit(\":\", 1)[1], s[\"dns\"][0].rsplit(\":\", 1)[1])
+" "$PROXY_DIR/state/proxy.json" >ports &&
+	read tport dport <ports &&
+	test_grep "type nat hook prerouting priority -100; policy accept;" table.txt &&
+	for p in 80 443; do
+		test_grep "iifname \"$tap\" meta nfproto ipv4 tcp dport $p dnat ip to 10\.213\.[0-9.]*:$tport comment" table.txt || return 1
+	done &&
+	for p in udp tcp; do
+		test_grep "iifname \"$tap\" meta nfproto ipv4 $p dport 53 dnat ip to 10\.213\.[0-9.]*:$dport comment" table.txt &&
+		test_grep "iifname \"$tap\" ip daddr 10\.213\.[0-9.]* $p dport $dport accept" table.txt || return 1
+	done &&
+	test_grep "iifname \"$tap\" ip daddr 10\.213\.[0-9.]* tcp dport $tport accept" table.txt
+'
+
+test_expect_success 'a proxy without its transparent listener or DNS filter on every address: 125 naming the options to add' '
+	mkdir -p nt-state &&
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+d[\"transparent\"] = []
+json.dump(d, open(sys.argv[2], \"w\"))
+" "$PROXY_DIR/state/proxy.json" nt-state/proxy.json &&
+	rc=0 &&
+	INTUTIC_QEMU_ACCEL=tcg "$INTUTIC" exec --state-dir nt-state --sandbox=qemu \
+		-- true >out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_grep -F "serves no transparent listener on every address" err &&
+	test_grep -F "restart it with --transparent-bind 0.0.0.0:3129 (" err &&
+	test -z "$(vm_leftovers)"
 '
 
 test_expect_success 'dry run: before routing, only the guest'"'"'s own address and MAC pass the tap (netdev ingress), in words' '

@@ -41,7 +41,7 @@ test_expect_success 'setup: the proxy on every address, the far host, a copy of 
 	vm_far_host &&
 	write_hosts hosts origin.test=127.0.0.1 &&
 	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
-	start_proxy rules.yaml --bind 0.0.0.0 &&
+	start_vm_proxy rules.yaml &&
 	cc -static -O2 -o vmspoof "$top_srcdir/t/helpers/vmspoof.c" &&
 	cp --sparse=always "$INTUTIC_VM_ROOTFS" guest.ext4 &&
 	debugfs -w -R "write vmspoof /usr/local/bin/vmspoof" guest.ext4 >debugfs.out 2>&1 &&

@@ -323,12 +323,62 @@ holder(void)
 	close(fd6);
 }
 
+/*
+ * ownaddr_local(): the host's addresses and loopback are the host's (what
+ * a process redirected to the transparent listener comes from); any other
+ * is not, nor anything but loopback for a set that lists nothing.
+ */
+static void
+local_addrs(void)
+{
+	const char *wild[2] = { "0.0.0.0", "::" }, *lo[1] = { "127.0.0.1" };
+	struct sockaddr_storage ss;
+	struct ifaddrs *ifs, *ifa;
+	struct ownaddr *o, *l;
+	int nif = 0, nlocal = 0, nlo = 0;
+
+	o = set_of(wild, 2);
+	l = set_of(lo, 1);
+	if (getifaddrs(&ifs) == -1)
+		bail("getifaddrs failed");
+	for (ifa = ifs; ifa != NULL; ifa = ifa->ifa_next) {
+		if (ifa->ifa_addr == NULL ||
+		    (ifa->ifa_addr->sa_family != AF_INET &&
+		    ifa->ifa_addr->sa_family != AF_INET6))
+			continue;
+		nif++;
+		nlocal += ownaddr_local(o, ifa->ifa_addr);
+		if (!ownaddr_match(l, ifa->ifa_addr))
+			nlo += ownaddr_local(l, ifa->ifa_addr);
+	}
+	freeifaddrs(ifs);
+	tap_ok(nif > 0 && nlocal == nif, "local: each of the host's %d "
+	    "addresses is the host's (%d are)", nif, nlocal);
+	tap_is_int(nlo, 0, "local: a set that lists nothing takes none of "
+	    "them but loopback for the host's");
+	tap_is_int(ownaddr_local(o, sa_of("127.200.0.1", &ss)), 1,
+	    "local: 127.200.0.1 (loopback) is the host's");
+	tap_is_int(ownaddr_local(NULL, sa_of("::1", &ss)), 0,
+	    "local: no set, nothing is the host's");
+	if (host_has("192.0.2.77") || host_has("2001:db8::77"))
+		tap_skip(2, "this host has a documentation address");
+	else {
+		tap_is_int(ownaddr_local(o, sa_of("192.0.2.77", &ss)), 0,
+		    "local: 192.0.2.77 is not the host's");
+		tap_is_int(ownaddr_local(o, sa_of("2001:db8::77", &ss)), 0,
+		    "local: 2001:db8::77 is not the host's");
+	}
+	ownaddr_free(l);
+	ownaddr_free(o);
+}
+
 int
 main(void)
 {
 	table();
 	wildcard_host("0.0.0.0");
 	wildcard_host("::");
+	local_addrs();
 	holder();
 	return tap_done();
 }
