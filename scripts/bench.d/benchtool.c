@@ -1,23 +1,31 @@
 /*
- * benchtool.c — the servers and load generators of `scripts/bench proxy`.
+ * benchtool.c — the servers and load generators of `scripts/bench proxy`
+ * and `scripts/bench transparent`.
  *
- * One file, no dependencies: scripts/bench.d/proxy.sh builds it with
- * `cc -O2` and runs it inside the benchmark's network namespace only.
+ * One file, no dependencies: scripts/bench.d/proxy.sh and transparent.sh
+ * build it with `cc -O2` and run it inside the benchmark's network
+ * namespaces only.
  *
- *   benchtool serve PORT
- *       sink, source and echo server on 127.0.0.1:PORT.  The client's first
- *       line chooses: "push N\n" = sink (read N bytes, answer "ok N\n"),
- *       "pull N\n" = source (send N bytes, then EOF), anything else = echo
- *       (every byte, the first line too, comes back).  Lower-case commands
- *       so that a proxy's peek never takes them for an HTTP request.
+ *   benchtool serve [ADDR:]PORT
+ *       sink, source and echo server on ADDR:PORT (IPv4; 127.0.0.1 when
+ *       only PORT is given).  The client's first line chooses: "push N\n" =
+ *       sink (read N bytes, answer "ok N\n"), "pull N\n" = source (send N
+ *       bytes, then EOF), anything else = echo (every byte, the first line
+ *       too, comes back).  Lower-case commands so that a proxy's peek never
+ *       takes them for an HTTP request.  The same two as a request head,
+ *       for a client whose first bytes must name a host (a transparent
+ *       proxy's): "GET /push/N HTTP/1.1" or "GET /pull/N HTTP/1.1", then
+ *       headers to the blank line (HEAD_MAX bytes at most), which are
+ *       neither counted nor answered; any other request head is echoed.
  *   benchtool probe ADDR:PORT SECONDS
  *       waits until ADDR:PORT accepts a connection (exit 0) or gives up.
  *   benchtool bulk VIA TARGET CONNS BYTES up|down SECONDS
  *       opens CONNS tunnels (CONNECT TARGET through VIA, or straight to
- *       TARGET when VIA is "direct"), then all at once pushes BYTES in
- *       total (up) or pulls them (down); prints MiB/s.  Up counts until the
- *       sink has acknowledged every byte.  No half-close: squid and
- *       tinyproxy close the whole tunnel on the first FIN.
+ *       TARGET when VIA is "direct", as the clients of a transparent proxy
+ *       connect, which a firewall sends to it), then all at once pushes
+ *       BYTES in total (up) or pulls them (down); prints MiB/s.  Up counts
+ *       until the sink has acknowledged every byte.  No half-close: squid
+ *       and tinyproxy close the whole tunnel on the first FIN.
  *   benchtool setup VIA TARGET COUNT PARALLEL SECONDS
  *       COUNT times at most (and for SECONDS at most), PARALLEL at a time:
  *       connect, CONNECT, 200, one echo round-trip, close; prints the rate
@@ -49,6 +57,14 @@
  * Proxy-Authorization: Basic with one of FILE's lines (RUN:TOKEN, at most
  * AUTH_MAX of them): setup takes them in turn, one a connection; hold,
  * revoke and bulk give tunnel i line i (modulo their number).
+ *
+ * With BENCHTOOL_HTTP=1, the first bytes of every connection (once open:
+ * after the CONNECT's 200, or at once when direct) are an HTTP request
+ * head whose Host is TARGET, so that a transparent proxy can name the
+ * destination from them: the first echo round-trip of setup, hold and
+ * revoke sends "GET / HTTP/1.1\r\nHost: TARGET\r\n\r\n" (and reads it
+ * back), bulk sends its command as "GET /push/N" or "GET /pull/N" with that
+ * Host.  Through a proxy, the same bytes pass its peek of the tunnel.
  *
  * Every wait is bounded: nothing here runs longer than its SECONDS plus a
  * few seconds.  Errors go to stderr, the first of each kind with detail.
@@ -86,6 +102,9 @@
 #define AUTH_MAX	4096	/* lines of BENCHTOOL_AUTH */
 #define AUTH_LINE_MAX	256	/* bytes of one, RUN:TOKEN */
 #define REQ_MAX		(600 + AUTH_LINE_MAX * 4 / 3 + 64)	/* a CONNECT */
+#define FIRST_MAX	512	/* a connection's first bytes, a command */
+#define PING		"ping\n"
+#define PING_LEN	5
 
 static char bigbuf[BIG];
 static volatile sig_atomic_t got_usr1;
@@ -141,7 +160,27 @@ struct dest {
 	char			(*req)[REQ_MAX];	/* a CONNECT for each */
 	size_t			*reqlen;		/* credential, or one */
 	size_t			 nreq;
+	const char		*host;	/* BENCHTOOL_HTTP: the Host; else NULL */
+	char			 first[FIRST_MAX];	/* once open: PING, */
+	size_t			 firstlen;		/* or a request head */
 };
+
+/*
+ * An HTTP request head for path, naming host, into buf: its length (a
+ * fatal error when it does not fit).
+ */
+static size_t
+http_head(char *buf, size_t size, const char *path, const char *host)
+{
+	int len;
+
+	len = snprintf(buf, size, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n",
+	    path, host);
+	if (len < 0 || (size_t)len >= size)
+		die("a request head for '%s' does not fit %zu bytes", host,
+		    size);
+	return (size_t)len;
+}
 
 /* The base64 of in (RFC 4648, padded) into out, NUL-terminated. */
 static void
@@ -189,18 +228,27 @@ dest_req(struct dest *d, size_t n, const char *target, const char *cred)
 }
 
 /*
- * Fills d: the address to connect to, and through a proxy the CONNECT of
- * each credential of BENCHTOOL_AUTH's file (one without, when unset).
+ * Fills d: the address to connect to, through a proxy the CONNECT of each
+ * credential of BENCHTOOL_AUTH's file (one without, when unset), and the
+ * first bytes once open (BENCHTOOL_HTTP).
  */
 static void
 dest_init(struct dest *d, const char *via, const char *target)
 {
 	char line[AUTH_LINE_MAX + 2];
 	const char *path = getenv("BENCHTOOL_AUTH");
+	const char *http = getenv("BENCHTOOL_HTTP");
 	size_t len;
 	FILE *fp;
 
 	memset(d, 0, sizeof(*d));
+	memcpy(d->first, PING, PING_LEN);
+	d->firstlen = PING_LEN;
+	if (http != NULL && strcmp(http, "1") == 0) {
+		d->host = target;
+		d->firstlen = http_head(d->first, sizeof(d->first), "/",
+		    target);
+	}
 	if (strcmp(via, "direct") == 0) {
 		resolve(target, &d->addr);
 		return;
@@ -312,11 +360,16 @@ tunnel_open(const struct dest *d, size_t k, char *why, size_t whylen)
 
 /* --------------------------------------------------------------- serve */
 
-enum smode { S_LINE, S_SINK, S_SOURCE, S_ECHO, S_DRAIN };
+/* S_HEAD: the rest of a request head whose first line was a command. */
+enum smode { S_LINE, S_HEAD, S_SINK, S_SOURCE, S_ECHO, S_DRAIN };
 
 struct sconn {
 	int		 fd;
 	enum smode	 mode;
+	enum smode	 next;		/* head: the command's, once it ends */
+	uint64_t	 arg;		/* head: the command's N */
+	int		 crlf;		/* head: bytes of "\r\n\r\n" in a row */
+	size_t		 headlen;	/* head: bytes so far */
 	char		 line[64];
 	size_t		 linelen;
 	uint64_t	 count;		/* sink: bytes read */
@@ -392,6 +445,77 @@ sink_ack(struct sconn *c)
 	c->want = UINT64_MAX;	/* once */
 }
 
+/*
+ * Whether a first line not complete yet may still be a command: "push ",
+ * "pull ", or a request line "GET /push/" or "GET /pull/".
+ */
+static int
+line_may_command(const char *line, size_t len)
+{
+	static const char get[] = "GET /pu";
+	size_t n = len < sizeof(get) - 1 ? len : sizeof(get) - 1;
+
+	return len < 5 || strncmp(line, "pu", 2) == 0 ||
+	    strncmp(line, get, n) == 0;
+}
+
+/*
+ * A request line "GET /push/N HTTP/1.x" or "GET /pull/N HTTP/1.x": 1 with
+ * the command's mode (S_SINK, S_SOURCE) and N; else 0.
+ */
+static int
+line_http_command(const char *line, enum smode *mode, uint64_t *n)
+{
+	char *end;
+
+	if (strncmp(line, "GET /push/", 10) == 0)
+		*mode = S_SINK;
+	else if (strncmp(line, "GET /pull/", 10) == 0)
+		*mode = S_SOURCE;
+	else
+		return 0;
+	*n = strtoull(line + 10, &end, 10);
+	return end != line + 10 && strncmp(end, " HTTP/1.", 8) == 0;
+}
+
+/* A command begins, with rest bytes read past its line or head. */
+static void
+serve_command(int ep, struct sconn *c, enum smode mode, uint64_t n,
+    size_t rest)
+{
+	c->mode = mode;
+	if (mode == S_SINK) {
+		c->want = n;
+		c->count = rest;
+		if (c->count >= c->want)
+			sink_ack(c);
+	} else {
+		c->remain = n;		/* pull takes no more input */
+		sconn_want(ep, c, EPOLLOUT);
+	}
+}
+
+/*
+ * How many of the len bytes at p belong to the head c is in: up to its
+ * blank line, all of them while it goes on.  c->crlf is 4 at its end.
+ */
+static size_t
+head_skip(struct sconn *c, const char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && c->crlf < 4; i++) {
+		if (p[i] == '\r')
+			c->crlf = c->crlf == 2 ? 3 : 1;
+		else if (p[i] == '\n' && (c->crlf == 1 || c->crlf == 3))
+			c->crlf++;
+		else
+			c->crlf = 0;
+	}
+	c->headlen += i;
+	return i;
+}
+
 static void
 serve_event(int ep, struct sconn *c, uint32_t ev)
 {
@@ -446,6 +570,13 @@ serve_event(int ep, struct sconn *c, uint32_t ev)
 		return;
 	case S_SOURCE:
 		return;		/* pull takes no more input */
+	case S_HEAD:
+		i = head_skip(c, bigbuf, (size_t)n);
+		if (c->crlf == 4)
+			serve_command(ep, c, c->next, c->arg, (size_t)n - i);
+		else if (c->headlen > HEAD_MAX)
+			sconn_close(ep, c);
+		return;
 	case S_LINE:
 		break;
 	}
@@ -457,8 +588,8 @@ serve_event(int ep, struct sconn *c, uint32_t ev)
 	}
 	c->line[c->linelen] = '\0';
 	if (i == (size_t)n) {
-		if (c->linelen < 5 || strncmp(c->line, "pu", 2) == 0)
-			return;		/* the line may yet be a command */
+		if (line_may_command(c->line, c->linelen))
+			return;
 		/* Long enough to know: not a command. */
 		c->mode = S_ECHO;
 		if (echo_add(ep, c, c->line, c->linelen) != 0)
@@ -466,20 +597,21 @@ serve_event(int ep, struct sconn *c, uint32_t ev)
 		return;
 	}
 	i++;	/* past the newline */
-	if (strncmp(c->line, "push ", 5) == 0) {
-		char *end;
-
-		c->want = strtoull(c->line + 5, &end, 10);
-		c->mode = S_SINK;
-		c->count = (uint64_t)n - i;
-		if (c->count >= c->want)
-			sink_ack(c);
-	} else if (strncmp(c->line, "pull ", 5) == 0) {
-		char *end;
-
-		c->remain = strtoull(c->line + 5, &end, 10);
-		c->mode = S_SOURCE;
-		sconn_want(ep, c, EPOLLOUT);
+	if (strncmp(c->line, "push ", 5) == 0)
+		serve_command(ep, c, S_SINK, strtoull(c->line + 5, NULL, 10),
+		    (size_t)n - i);
+	else if (strncmp(c->line, "pull ", 5) == 0)
+		serve_command(ep, c, S_SOURCE, strtoull(c->line + 5, NULL, 10),
+		    0);
+	else if (line_http_command(c->line, &c->next, &c->arg)) {
+		/* The rest of the head is no part of the command. */
+		c->mode = S_HEAD;
+		c->headlen = c->linelen;
+		c->crlf = c->linelen >= 2 &&
+		    c->line[c->linelen - 2] == '\r' ? 2 : 0;
+		i += head_skip(c, bigbuf + i, (size_t)n - i);
+		if (c->crlf == 4)
+			serve_command(ep, c, c->next, c->arg, (size_t)n - i);
 	} else {
 		c->mode = S_ECHO;
 		if (echo_add(ep, c, c->line, c->linelen) != 0 ||
@@ -489,23 +621,38 @@ serve_event(int ep, struct sconn *c, uint32_t ev)
 	}
 }
 
-/* A listening socket on 127.0.0.1:PORT (type flags: SOCK_NONBLOCK...). */
+/*
+ * A listening socket on ADDR:PORT (IPv4), or 127.0.0.1:PORT when where is
+ * a bare PORT (type flags: SOCK_NONBLOCK...).
+ */
 static int
-listen_on(const char *port, int flags)
+listen_on(const char *where, int flags)
 {
 	struct sockaddr_in sin;
+	char addr[INET_ADDRSTRLEN];
+	const char *colon = strrchr(where, ':'), *port = where;
+	size_t n;
 	int lfd, one = 1;
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)num(port, 1, 65535));
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (colon != NULL) {
+		if ((n = (size_t)(colon - where)) >= sizeof(addr))
+			die("'%s' is not ADDR:PORT", where);
+		memcpy(addr, where, n);
+		addr[n] = '\0';
+		if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
+			die("'%s' is not an IPv4 address", addr);
+		port = colon + 1;
+	}
+	sin.sin_port = htons((uint16_t)num(port, 1, 65535));
 	if ((lfd = socket(AF_INET, SOCK_STREAM | flags, 0)) == -1)
 		die("socket: %s", strerror(errno));
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
 	    listen(lfd, 8192) == -1)
-		die("listen on port %s: %s", port, strerror(errno));
+		die("listen on %s: %s", where, strerror(errno));
 	return lfd;
 }
 
@@ -516,7 +663,7 @@ cmd_serve(int argc, char **argv)
 	int lfd, ep, one = 1, i, n;
 
 	if (argc != 1)
-		die("usage: serve PORT");
+		die("usage: serve [ADDR:]PORT");
 	memset(bigbuf, 'x', sizeof(bigbuf));
 	lfd = listen_on(argv[0], SOCK_NONBLOCK);
 	if ((ep = epoll_create1(0)) == -1)
@@ -601,8 +748,9 @@ cmd_bulk(int argc, char **argv)
 	struct epoll_event ev, evs[64];
 	uint64_t total, share, sum = 0;
 	double t0, t1, deadline;
-	char why[256], line[64];
-	int nconn, up, i, n, left, m;
+	char why[256], line[FIRST_MAX], path[64];
+	int nconn, up, i, n, left;
+	size_t m;
 	ssize_t r;
 
 	if (argc != 6)
@@ -628,15 +776,17 @@ cmd_bulk(int argc, char **argv)
 		die("epoll: %s", strerror(errno));
 	t0 = now();
 	deadline += t0;
+	/* The command: "push N" or "pull N", or that as a request head. */
+	if (d.host != NULL) {
+		snprintf(path, sizeof(path), "/%s/%llu", up ? "push" : "pull",
+		    (unsigned long long)share);
+		m = http_head(line, sizeof(line), path, d.host);
+	} else
+		m = (size_t)snprintf(line, sizeof(line), "%s %llu\n",
+		    up ? "push" : "pull", (unsigned long long)share);
 	for (i = 0; i < nconn; i++) {
-		if (up) {
-			m = snprintf(line, sizeof(line), "push %llu\n",
-			    (unsigned long long)share);
-			cs[i].sending = 1;
-		} else
-			m = snprintf(line, sizeof(line), "pull %llu\n",
-			    (unsigned long long)share);
-		if (send(cs[i].fd, line, (size_t)m, MSG_NOSIGNAL) != m)
+		cs[i].sending = up;
+		if (send(cs[i].fd, line, m, MSG_NOSIGNAL) != (ssize_t)m)
 			die("tunnel %d: sending the command: %s", i,
 			    strerror(errno));
 		nonblock(cs[i].fd);
@@ -742,9 +892,6 @@ struct cconn {
 	size_t		 have;
 };
 
-#define PING		"ping\n"
-#define PING_LEN	5
-
 struct errs {
 	int		 n;
 	char		 first[300];
@@ -823,6 +970,15 @@ send_ping(struct cconn *c)
 	return send(c->fd, PING, PING_LEN, MSG_NOSIGNAL) == PING_LEN ? 0 : -1;
 }
 
+/* The first round-trip of an open connection: d's first bytes. */
+static int
+send_first(const struct dest *d, struct cconn *c)
+{
+	c->have = 0;
+	return send(c->fd, d->first, d->firstlen, MSG_NOSIGNAL) ==
+	    (ssize_t)d->firstlen ? 0 : -1;
+}
+
 /*
  * Moves slot c on after an event: 1 when its echo round-trip completed,
  * 0 to wait more, -1 failed (noted, slot closed).
@@ -832,6 +988,8 @@ cconn_step(int ep, const struct dest *d, struct cconn *c, int id,
     struct errs *e)
 {
 	char why[256];
+	const char *want;
+	size_t wantlen;
 	ssize_t r;
 	char *end;
 	int err = 0;
@@ -855,7 +1013,7 @@ cconn_step(int ep, const struct dest *d, struct cconn *c, int id,
 			}
 			c->state = C_HEAD;
 		} else {
-			if (send_ping(c) != 0) {
+			if (send_first(d, c) != 0) {
 				err_note(e, id, "send: %s", strerror(errno));
 				cconn_fail(ep, c);
 				return -1;
@@ -897,7 +1055,7 @@ cconn_step(int ep, const struct dest *d, struct cconn *c, int id,
 			cconn_fail(ep, c);
 			return -1;
 		}
-		if (send_ping(c) != 0) {
+		if (send_first(d, c) != 0) {
 			err_note(e, id, "send: %s", strerror(errno));
 			cconn_fail(ep, c);
 			return -1;
@@ -920,13 +1078,16 @@ cconn_step(int ep, const struct dest *d, struct cconn *c, int id,
 			return -1;
 		}
 		c->have += (size_t)r;
-		if (c->state == C_HELD || c->have > PING_LEN ||
-		    memcmp(c->buf, PING, c->have) != 0) {
+		/* The first round-trip's are d's first bytes, later ones PING. */
+		want = c->state == C_ECHO ? d->first : PING;
+		wantlen = c->state == C_ECHO ? d->firstlen : PING_LEN;
+		if (c->state == C_HELD || c->have > wantlen ||
+		    memcmp(c->buf, want, c->have) != 0) {
 			err_note(e, id, "unexpected bytes from the echo server");
 			cconn_fail(ep, c);
 			return -1;
 		}
-		return c->have == PING_LEN ? 1 : 0;
+		return c->have == wantlen ? 1 : 0;
 	case C_FREE:
 		break;
 	}
