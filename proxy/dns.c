@@ -41,6 +41,7 @@
 #include "conn-core.h"
 #include "dns.h"
 #include "dnsmsg.h"
+#include "given.h"
 #include "log.h"
 #include "proxy.h"
 #include "resolve.h"
@@ -495,6 +496,7 @@ dnsq_resolved(enum resolve_status st, const struct resolve_answers *a,
 	struct dnsq *q = arg;
 	struct proxy *p = q->dw->w->p;
 	struct dnsmsg_rr rrs[DNSMSG_ANSWERS_MAX];
+	struct rules_addr ras[DNSMSG_ANSWERS_MAX];
 	struct rules_decision ad;
 	struct rules_addr ra;
 	char text[DNSMSG_ANSWERS_MAX * 48], one[RULES_ADDR_TEXT_MAX];
@@ -558,8 +560,11 @@ dnsq_resolved(enum resolve_status st, const struct resolve_answers *a,
 			    CONN_REASON_DENIED : CONN_REASON_INTERNAL_ADDRESS);
 			return;
 		}
-		n++;
+		ras[n++] = ra;
 	}
+	/* what the run was given, for its transparent connections */
+	given_put(p->given, q->run != NULL ? run_id(q->run) : "", q->host.text,
+	    ras, n, ttl);
 	dnsq_audit(q, DNSMSG_NOERROR, n > 0 ? text : NULL);
 	dnsq_answer(q, DNSMSG_NOERROR, rrs, n);
 }

@@ -35,6 +35,7 @@
 #include "wire.h"
 #include "audit.h"
 #include "conn.h"
+#include "given.h"
 #include "http.h"
 #include "log.h"
 #include "resolve.h"
@@ -779,6 +780,12 @@ main(int argc, char **argv)
 		return k == -2 ? 2 : 125;
 	if ((k = dns_listen_all(p)) != 0)
 		return k == -2 ? 2 : 125;
+	/* the filter's answers, for the transparent listener */
+	if (p->ndns > 0 && p->ntransparent > 0 &&
+	    (p->given = given_new()) == NULL) {
+		error("out of memory");
+		return 125;
+	}
 	for (i = 0; i < p->nlistens; i++) {
 		const char *t = p->listens[i].text;
 
@@ -849,6 +856,7 @@ main(int argc, char **argv)
 		worker_free(&p->workers[k]);
 	dns_close_all(p);
 	worker_unlisten_all(p);
+	given_free(p->given);
 	if (state_path[0] != '\0')
 		unlink(state_path);
 	control_unlink(p);

@@ -137,6 +137,7 @@ struct proxy_listen {
 };
 
 struct worker;
+struct given;
 
 struct proxy {
 	struct proxy_config	 cfg;
@@ -162,6 +163,7 @@ struct proxy {
 	uint16_t		 port;		/* the real port */
 	struct ownaddr		*own;		/* own addresses (ownaddr.h) */
 	struct ownaddr		*local;		/* the host's (transparent) */
+	struct given		*given;		/* what the filter gave (given.h) */
 	struct worker		*workers;
 	int			 nworkers;
 	struct event_base	*base;		/* the main thread's: signals */

@@ -38,6 +38,7 @@
 #include <yaml.h>
 
 #include "crypto.h"
+#include "hash.h"
 #include "jsonw.h"
 #include "paths.h"
 #include "rules.h"
@@ -785,15 +786,7 @@ launcher_gone(long long pid, unsigned long long pid_start)
 static size_t
 index_home(const struct runs *r, const void *key, size_t n)
 {
-	const unsigned char *p = key;
-	uint64_t h = UINT64_C(14695981039346656037) ^ r->seed;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= UINT64_C(1099511628211);
-	}
-	return (size_t)(h ^ (h >> 31)) & (RUNS_INDEX - 1);
+	return hash_slot(hash_on(hash_seed(r->seed), key, n), RUNS_INDEX);
 }
 
 /* An address as the bytes the index hashes. */

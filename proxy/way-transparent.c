@@ -37,6 +37,7 @@
 #include <event2/bufferevent.h>
 
 #include "conn-core.h"
+#include "given.h"
 #include "http.h"
 #include "log.h"
 #include "proxy.h"
@@ -241,15 +242,29 @@ transparent_sniff(struct conn *c)
 	conn_reach(c);
 }
 
+/* The original destination's address, as the rules see one. */
+static void
+orig_addr(const struct conn *c, struct rules_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = c->orig.ss_family;
+	if (a->family == AF_INET)
+		a->v4 = ((const struct sockaddr_in *)&c->orig)->sin_addr;
+	else
+		a->v6 = ((const struct sockaddr_in6 *)&c->orig)->sin6_addr;
+}
+
 /*
- * The name's answers: the original address alone when it is among them
- * (the client may have been given another of a name's addresses than the
- * proxy's first), else the mismatch is counted and recorded and the
+ * The name's answers: the original address alone when it is among them,
+ * or when the DNS filter gave it to the run for that name (the client may
+ * have been given another of a name's addresses than the proxy's own
+ * look-up has now); else the mismatch is counted and recorded and the
  * proxy's own answers stand.
  */
 static void
 transparent_answers(struct conn *c, struct resolve_answers *ans)
 {
+	struct rules_addr a;
 	size_t i;
 
 	if (c->orig_port == 0)
@@ -258,6 +273,15 @@ transparent_answers(struct conn *c, struct resolve_answers *ans)
 		if (same_addr((struct sockaddr *)&ans->addrs[i],
 		    (struct sockaddr *)&c->orig))
 			break;
+	orig_addr(c, &a);
+	if (i == ans->n && given_has(c->p->given, c->req.run,
+	    c->req.host.text, &a)) {
+		ans->addrs[0] = c->orig;
+		ans->lens[0] = c->orig.ss_family == AF_INET ?
+		    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+		ans->n = 1;
+		return;
+	}
 	if (i == ans->n) {
 		c->req.mismatch = 1;
 		METRIC_ADD(c->p, transparent_mismatches, 1);

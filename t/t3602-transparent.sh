@@ -21,6 +21,7 @@ ALLOWED=198.51.100.10	# allowed.test
 OTHER=198.51.100.11	# other.test: allowed by the rules, denied by the run
 DENIED=198.51.100.12	# denied.test: on no allowlist
 PLAIN=198.51.100.13	# no name: a raw TCP server an allow CIDR covers
+MOVED=198.51.100.14	# rr.test, until its name server says otherwise
 ALLOWED6=2001:db8:10::10
 TOK=0123456789abcdef0123456789abcdef
 
@@ -36,12 +37,13 @@ test_expect_success 'setup: the sandbox, the origins, the name server, the proxy
 	peer_netns "$SBX" "$GW4/24 $GW6/64" "$SBX4/24 $SBX6/64" &&
 	ip netns exec "$SBX" ip route add default via "$GW4" &&
 	ip netns exec "$SBX" ip -6 route add default via "$GW6" &&
-	for a in $ALLOWED $OTHER $DENIED $PLAIN; do
+	for a in $ALLOWED $OTHER $DENIED $PLAIN $MOVED; do
 		ip addr add "$a/32" dev lo || return 1
 	done &&
 	ip -6 addr add "$ALLOWED6/128" dev lo &&
 	test_certs &&
-	test_leaf_cert web allowed.test other.test denied.test &&
+	test_leaf_cert web allowed.test other.test denied.test rr.test \
+		rr2.test &&
 	WEB_CRT=$TRASH_DIRECTORY/certs/web.crt WEB_KEY=$TRASH_DIRECTORY/certs/web.key &&
 	start_origin allowed --bind "$ALLOWED" --port 443 \
 		--tls "$WEB_CRT" "$WEB_KEY" &&
@@ -52,6 +54,8 @@ test_expect_success 'setup: the sandbox, the origins, the name server, the proxy
 	start_origin denied --bind "$DENIED" --port 443 \
 		--tls "$WEB_CRT" "$WEB_KEY" &&
 	start_origin denied80 --bind "$DENIED" --port 80 &&
+	start_origin moved --bind "$MOVED" --port 443 \
+		--tls "$WEB_CRT" "$WEB_KEY" &&
 	start_echo plain --bind "$PLAIN" --port 7000 &&
 	start_nginx "$ALLOWED" 80 &&
 	cat >zone <<-EOF &&
@@ -59,6 +63,8 @@ test_expect_success 'setup: the sandbox, the origins, the name server, the proxy
 	allowed.test AAAA $ALLOWED6
 	other.test A $OTHER
 	denied.test A $DENIED
+	rr.test A $MOVED
+	rr2.test A $ALLOWED
 	EOF
 	start_dns zone &&
 	write_resolv_conf &&
@@ -72,6 +78,9 @@ test_expect_success 'setup: the sandbox, the origins, the name server, the proxy
 	  - "$OTHER/32"
 	  - "[$ALLOWED6]"
 	  - "$PLAIN/32:7000"
+	  - rr.test
+	  - rr2.test
+	  - "$MOVED/32"
 	EOF
 	start_proxy rules.yaml --bind "127.0.0.1,$GW4" \
 		--transparent-bind "$GW4:0,[$GW6]:0" \
@@ -286,6 +295,36 @@ test_expect_success 'an SNI of an allowed name sent to another address: the prox
 	conn_expect host=allowed.test "addr=$ALLOWED" "original=$OTHER:443" \
 		mismatch=true decision=allow &&
 	test "$(proxy_metric intutic_transparent_mismatches_total)" -ge 1
+'
+
+test_expect_success 'an address the filter gave the run for the name, no longer among the name'"'"'s answers: dialled as the client chose it; one it never gave: not' '
+	in_sbx dig +short +tries=1 +time=5 rr.test A >dig.out &&
+	echo "$MOVED" >expect &&
+	test_cmp expect dig.out &&
+	sed "s/^rr.test A .*/rr.test A $ALLOWED/" zone >zone.new &&
+	mv zone.new zone &&
+	kill -HUP "$DNS_PID" &&
+	wait_until 10 grep -q "zone reloaded" "$DNS_LOG" &&
+	audit_mark &&
+	server_mark moved &&
+	server_mark allowed &&
+	sbx_curl -4 -o /dev/null -w "%{http_code}\n" https://rr.test/?given >code &&
+	echo 200 >expect &&
+	test_cmp expect code &&
+	server_since moved &&
+	test_grep "GET /[?]given " moved.new &&
+	conn_expect run=run-sbx host=rr.test "addr=$MOVED" \
+		"original=$MOVED:443" mismatch=false decision=allow &&
+	audit_mark &&
+	sbx_curl -4 --resolve "rr2.test:443:$MOVED" -o /dev/null \
+		-w "%{http_code}\n" https://rr2.test/?never >code &&
+	test_cmp expect code &&
+	server_since allowed &&
+	test_grep "GET /[?]never " allowed.new &&
+	server_since moved &&
+	test_grep -v "never" moved.new &&
+	conn_expect run=run-sbx host=rr2.test "addr=$ALLOWED" \
+		"original=$MOVED:443" mismatch=true decision=allow
 '
 
 test_expect_success 'no SNI, no Host, another protocol: refused unless an allow CIDR covers the original address' '
