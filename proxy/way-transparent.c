@@ -120,7 +120,6 @@ transparent_orig_host(struct conn *c)
 static int
 transparent_tls(struct conn *c, const struct tls_hello *hello)
 {
-	c->req.answer = CONN_ANSWER_TLS;
 	c->req.port = c->orig_port != 0 ? c->orig_port : TRANSPARENT_PORT_TLS;
 	if (hello->has_sni) {
 		c->req.has_sni = 1;
@@ -156,7 +155,6 @@ transparent_http(struct conn *c, const struct http_head *h)
 	uint16_t deflt = c->orig_port != 0 ? c->orig_port :
 	    TRANSPARENT_PORT_HTTP;
 
-	c->req.answer = CONN_ANSWER_HTTP;
 	c->req.port = deflt;
 	if (hd == NULL || hd->value_len == 0) {
 		if (transparent_orig_host(c) != 0) {
@@ -194,21 +192,39 @@ transparent_http(struct conn *c, const struct http_head *h)
 	return 0;
 }
 
-/* The client's first bytes: its name, its run, the decision, the dial. */
+/* The client's first bytes: its run, its name, the decision, the dial. */
 static void
 transparent_sniff(struct conn *c)
 {
+	enum conn_sniff kind;
 	struct conn_sniffed s;
 	int r;
 
-	switch (conn_sniff(c, &s)) {
+	switch ((kind = conn_sniff(c, &s))) {
 	case CONN_SNIFF_MORE:
 		return;
 	case CONN_SNIFF_ERROR:
 		conn_close(c);
 		return;
+	case CONN_SNIFF_TLS:
 	case CONN_SNIFF_BAD_TLS:
 		c->req.answer = CONN_ANSWER_TLS;
+		break;
+	case CONN_SNIFF_HTTP:
+	case CONN_SNIFF_BAD_HTTP:
+		c->req.answer = CONN_ANSWER_HTTP;
+		break;
+	case CONN_SNIFF_OTHER:
+		c->req.answer = CONN_ANSWER_CLOSE;
+		break;
+	}
+	/* whose it is first: every record of it names its run */
+	if (conn_identify(c, NULL) != 0) {
+		free(s.h);
+		return;
+	}
+	switch (kind) {
+	case CONN_SNIFF_BAD_TLS:
 		conn_deny(c, 403, CONN_REASON_BAD_TLS, s.why);
 		return;
 	case CONN_SNIFF_BAD_HTTP:
@@ -221,23 +237,19 @@ transparent_sniff(struct conn *c)
 		r = transparent_http(c, s.h);
 		free(s.h);
 		break;
-	case CONN_SNIFF_OTHER:
 	default:
 		/* No name: an address an allow CIDR covers, or nothing. */
-		c->req.answer = CONN_ANSWER_CLOSE;
 		c->req.port = c->orig_port;
 		if ((r = transparent_orig_host(c)) != 0)
 			conn_deny(c, 403, CONN_REASON_PROTOCOL_NOT_ALLOWED,
 			    "neither TLS nor HTTP, to an unknown destination");
 		break;
 	}
-	if (r != 0)
-		return;
 	/*
 	 * What came stays in the client's input, the origin's first bytes
 	 * once it is connected (conn_tunnel_enter()).
 	 */
-	if (conn_identify(c, NULL) != 0 || conn_decide(c) != 0)
+	if (r != 0 || conn_decide(c) != 0)
 		return;
 	conn_reach(c);
 }

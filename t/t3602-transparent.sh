@@ -327,6 +327,37 @@ test_expect_success 'an address the filter gave the run for the name, no longer 
 		"original=$MOVED:443" mismatch=true decision=allow
 '
 
+# sbx_raw ADDR PORT BYTES: one connection from the sandbox to ADDR:PORT
+# that sends BYTES (printf's escapes) and prints the first line it gets
+# back, or "closed".
+sbx_raw () {
+	printf "$3" | in_sbx python3 -c "
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+s.sendall(sys.stdin.buffer.read())
+d = s.recv(256)
+print(d.split(b\"\r\n\")[0].decode() if d else \"closed\")
+" "$1" "$2"
+}
+
+test_expect_success 'HTTP that names two destinations (a target that is not its Host, two Hosts, a Host at another port): refused, nothing at nginx' '
+	audit_mark &&
+	: >"$NGINX_LOG" &&
+	sbx_raw "$ALLOWED" 80 "GET http://denied.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n" >out &&
+	sbx_raw "$ALLOWED" 80 "GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: denied.test\r\n\r\n" >>out &&
+	sbx_raw "$ALLOWED" 80 "GET / HTTP/1.1\r\nHost: allowed.test:8080\r\n\r\n" >>out &&
+	sbx_raw "$ALLOWED" 80 "GET / HTTP/1.1\r\nHost: denied.test\r\n\r\n" >>out &&
+	test "$(grep -c "^HTTP/1.1 4[0-9][0-9] " out)" = 4 &&
+	test_must_be_empty "$NGINX_LOG" &&
+	audit_since 4 &&
+	test "$(audit_count since.jsonl event=decision proto=transparent run=run-sbx decision=deny "original=$ALLOWED:80")" = 4 &&
+	audit_expect 3 event=decision proto=transparent reason=host-mismatch &&
+	sbx_raw "$ALLOWED" 80 "GET /fine HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n" >out &&
+	echo "HTTP/1.1 200 OK" >expect &&
+	test_cmp expect out &&
+	test_grep "GET /fine HTTP/1.1 host=allowed.test" "$NGINX_LOG"
+'
+
 test_expect_success 'no SNI, no Host, another protocol: refused unless an allow CIDR covers the original address' '
 	audit_mark &&
 	server_mark denied &&
