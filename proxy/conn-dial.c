@@ -349,6 +349,24 @@ conn_dial_event(struct conn *c, short what)
 }
 
 /*
+ * The base64 of a Proxy-Authorization value's Basic credentials: *v and
+ * *len past "Basic " and its spaces; 0, or -1 when it is no such value.
+ */
+static int
+basic_credentials(const struct http_header *a, const char **v, size_t *len)
+{
+	if (a->value_len <= 6 || strncasecmp(a->value, "Basic ", 6) != 0)
+		return -1;
+	*v = a->value + 6;
+	*len = a->value_len - 6;
+	while (*len > 0 && **v == ' ') {
+		(*v)++;
+		(*len)--;
+	}
+	return 0;
+}
+
+/*
  * The run a credential names (Proxy-Authorization: Basic RUN:TOKEN, as a
  * proxy URL http://RUN:TOKEN@host:port makes clients send it): a new
  * reference, or NULL when it names none with that token.  The token is
@@ -359,19 +377,12 @@ conn_credentials(struct conn *c, const struct http_header *a)
 {
 	char cred[RUN_ID_MAX + RUN_TOKEN_MAX + 8];	/* and the padding's */
 	struct run *run = NULL;
-	const char *v = a->value, *colon;
-	size_t len = a->value_len;
+	const char *v, *colon;
+	size_t len;
 	long n = -1;
 
-	if (len > 6 && strncasecmp(v, "Basic ", 6) == 0) {
-		v += 6;
-		len -= 6;
-		while (len > 0 && *v == ' ') {
-			v++;
-			len--;
-		}
+	if (basic_credentials(a, &v, &len) == 0)
 		n = crypto_base64(v, len, (unsigned char *)cred, sizeof(cred));
-	}
 	if (n > 0 && (colon = memchr(cred, ':', (size_t)n)) != NULL)
 		run = runs_check(c->p->runs, cred, (size_t)(colon - cred),
 		    colon + 1, (size_t)n - (size_t)(colon - cred) - 1);
@@ -388,15 +399,8 @@ conn_identify_early(struct conn *c, const struct http_head *h)
 	size_t len, want, k;
 	long n = 0;
 
-	if (a == NULL || a->value_len <= 6 ||
-	    strncasecmp(a->value, "Basic ", 6) != 0)
+	if (a == NULL || basic_credentials(a, &v, &len) != 0)
 		return;
-	v = a->value + 6;
-	len = a->value_len - 6;
-	while (len > 0 && *v == ' ') {
-		v++;
-		len--;
-	}
 	/*
 	 * The id's part alone, not the token's: the base64 of an id of up to
 	 * 20 bytes and its colon first (exec's are 20: "run-" and 16 hex
