@@ -38,6 +38,19 @@ start_proxy_as () {
 	test_atexit "test_stop_child_ $!"
 }
 
+# as_client UID CMD...: CMD as UID in a mount namespace of its own whose
+# /etc/resolv.conf names the outside's name server (so getaddrinfo(3) asks
+# it, and the table sends the query to the filter); nothing of the host's
+# /etc changes.
+as_client () {
+	u=$1
+	shift
+	unshare -m sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' \
+		"$PWD/client-resolv.conf" setpriv --reuid="$u" --regid="$u" \
+		--clear-groups -- env -u http_proxy -u https_proxy \
+		-u HTTP_PROXY -u HTTPS_PROXY "$@"
+}
+
 # user_curl ARGS...: curl as the test user, no proxy, the test CA trusted.
 user_curl () {
 	as "$USER_UID" env -u http_proxy -u https_proxy -u HTTP_PROXY \
@@ -52,14 +65,16 @@ test_expect_success 'setup: outside, veth, origins, a name server, the proxy as 
 	test_leaf_cert web web.test other.test &&
 	peer_start web origin.py --bind "$OUT4" --port 443 --name web \
 		--tls certs/web.crt certs/web.key &&
+	peer_start web80 origin.py --bind "$OUT4" --port 80 --name web80 &&
 	peer_start other origin.py --bind "$OUT4B" --port 443 --name other \
 		--tls certs/web.crt certs/web.key &&
 	peer_start ns dnsd.py --bind "$OUT4" --port 53 \
 		--query-log "$PWD/srv/ns-queries.log" &&
 	write_hosts hosts web.test="$OUT4" other.test="$OUT4B" &&
 	printf "%s\n" "version: 1" "ports: [443, 80]" "allow:" "  - web.test" \
-		"  - \"$OUT4/32:443\"" >rules.yaml &&
+		"  - \"$OUT4/32\"" >rules.yaml &&
 	: >resolv.conf &&
+	echo "nameserver $OUT4" >client-resolv.conf &&
 	mkdir pstate && chown "$PROXY_UID" pstate &&
 	: >audit.jsonl && chown "$PROXY_UID" audit.jsonl &&
 	start_proxy_as "$PROXY_UID" &&
@@ -130,6 +145,37 @@ test_expect_success 'another user'"'"'s DNS to any server: answered by the filte
 	audit_since 0 &&
 	audit_expect 1 proto=dns host=web.test decision=allow &&
 	audit_expect 1 proto=dns host=secret-c2VjcmV0.other.test decision=deny
+'
+
+test_expect_success 'another user'"'"'s Node fetch and http.get, python socket + ssl, getent: their names from the filter, their connections through the listener' '
+	audit_mark &&
+	: >srv/ns-queries.log &&
+	as_client "$USER_UID" getent hosts web.test >out &&
+	test_grep "^$OUT4 *web.test\$" out &&
+	as_client "$USER_UID" env NODE_EXTRA_CA_CERTS="$CA_FILE" node -e "
+fetch(\"https://web.test/?fetch\").then(r => { console.log(\"fetch \" + r.status); })
+  .catch(e => { console.log(\"fetch failed: \" + (e.cause || e)); process.exit(1); });" >out &&
+	as_client "$USER_UID" node -e "
+require(\"http\").get(\"http://web.test/?get\", r => { console.log(\"get \" + r.statusCode); r.resume(); })
+  .on(\"error\", e => { console.log(\"get failed: \" + e); process.exit(1); });" >>out &&
+	as_client "$USER_UID" "$PY" -c "
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+with socket.create_connection((\"web.test\", 443), timeout=10) as s:
+    with ctx.wrap_socket(s, server_hostname=\"web.test\") as t:
+        t.sendall(b\"GET /?py HTTP/1.1\\r\\nHost: web.test\\r\\nConnection: close\\r\\n\\r\\n\")
+        print(\"py \" + t.recv(64).split(b\"\\r\\n\")[0].decode())
+" "$CA_FILE" >>out &&
+	test_grep "^fetch 200\$" out &&
+	test_grep "^get 200\$" out &&
+	test_grep "^py HTTP/1.1 200 OK\$" out &&
+	test_grep "GET /[?]fetch " srv/web.log &&
+	test_grep "GET /[?]py " srv/web.log &&
+	test_grep "GET /[?]get " srv/web80.log &&
+	test_must_be_empty srv/ns-queries.log &&
+	audit_since 3 &&
+	test "$(audit_count since.jsonl event=decision proto=transparent host=web.test decision=allow)" = 3 &&
+	test "$(audit_count since.jsonl event=decision proto=dns host=web.test decision=allow)" -ge 1
 '
 
 test_expect_success 'the proxy'"'"'s own user is not redirected' '
