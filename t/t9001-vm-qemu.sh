@@ -155,6 +155,13 @@ for i in range(3):
     u.sendto(b"\xc0quic-initial", (sys.argv[1], 443))
 print("quic-sent")
 PY
+NODE_EXTRA_CA_CERTS=/tmp/ca.crt node -e '
+fetch("https://web.test/?vmfetch").then(r => console.log("fetch " + r.status))
+  .catch(e => console.log("fetch failed: " + (e.cause || e)));'
+node -e '
+require("https").get("https://web.test/?vmget", { ca: require("fs").readFileSync("/tmp/ca.crt") },
+  r => { console.log("get " + r.statusCode); r.resume(); })
+  .on("error", e => console.log("get failed: " + e));'
 getent hosts secret-c2VjcmV0.other.test || echo denied-name-refused
 exit 0
 EOF
@@ -195,13 +202,17 @@ test_expect_success 'in the guest, clients that ignore the proxy settings: DNS t
 	test_grep "^$WEB_ADDR  *web.test\$" out &&
 	test_grep "^web=200\$" out &&
 	test_grep "^py HTTP/1.1 200 OK\$" out &&
+	test_grep "^fetch 200\$" out &&
+	test_grep "^get 200\$" out &&
 	test_grep "^quic-sent\$" out &&
 	test_grep "^denied-name-refused\$" out &&
 	test_must_be_empty quic.log &&
 	server_since web &&
 	test_grep "GET /[?]vm " web.new &&
 	test_grep "GET /[?]vmpy " web.new &&
-	audit_since 2 &&
+	test_grep "GET /[?]vmfetch " web.new &&
+	test_grep "GET /[?]vmget " web.new &&
+	audit_since 4 &&
 	run=$(python3 -c "
 import json, sys
 for l in open(sys.argv[1]):
@@ -210,7 +221,7 @@ for l in open(sys.argv[1]):
         print(r[\"run\"]); break
 " since.jsonl) &&
 	test -n "$run" &&
-	test "$(audit_count since.jsonl event=decision proto=transparent run="$run" host=web.test "original=$WEB_ADDR:443" mismatch=false decision=allow)" = 2 &&
+	test "$(audit_count since.jsonl event=decision proto=transparent run="$run" host=web.test "original=$WEB_ADDR:443" mismatch=false decision=allow)" = 4 &&
 	test "$(audit_count since.jsonl event=decision proto=dns run="$run" host=web.test decision=allow)" -ge 1 &&
 	test "$(audit_count since.jsonl event=decision proto=dns run="$run" host=secret-c2VjcmV0.other.test decision=deny)" -ge 1
 '
