@@ -989,6 +989,36 @@ control_curl () {
 		"http://localhost$test_control_path_" 9<"${CONTROL_SOCKET%/*}"
 }
 
+# run_sandbox RUN ADDR [POLICY]: registers RUN (token TEST_RUN_TOKEN, this
+# shell its launcher; POLICY, a policy document, its own) on the control
+# socket and gives it the sandbox address ADDR, as `intutic exec` does for
+# a container; fails unless both are taken (201, then 200).
+TEST_RUN_TOKEN=0123456789abcdef0123456789abcdef
+run_sandbox () {
+	test $# -ge 2 || { echo "run_sandbox: needs RUN ADDR [POLICY]" >&2; return 1; }
+	python3 -c "
+import json, sys
+d = {\"run\": sys.argv[1], \"token\": sys.argv[2], \"command\": \"agent\",
+     \"pid\": int(sys.argv[3])}
+if len(sys.argv) > 4:
+    d[\"policy\"] = sys.argv[4]
+print(json.dumps(d))
+" "$1" "$TEST_RUN_TOKEN" $$ ${3+"$3"} >run-reg.json &&
+	test_run_code_=$(control_curl /v1/runs -o run-reg.out -w "%{http_code}" \
+		--data-binary @run-reg.json) &&
+	test "$test_run_code_" = 201 || {
+		echo "run_sandbox: registering $1: $test_run_code_ $(cat run-reg.out)" >&2
+		return 1
+	}
+	printf '{"addr": "%s"}\n' "$2" >run-addr.json &&
+	test_run_code_=$(control_curl "/v1/runs/$1/addr" -X PUT -o run-reg.out \
+		-w "%{http_code}" --data-binary @run-addr.json) &&
+	test "$test_run_code_" = 200 || {
+		echo "run_sandbox: giving $1 the address $2: $test_run_code_ $(cat run-reg.out)" >&2
+		return 1
+	}
+}
+
 # proxy_curl ARGS...: curl through the proxy, quiet but for errors, and
 # bounded in time (TEST_CURL_SECONDS).
 proxy_curl () {

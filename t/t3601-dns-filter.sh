@@ -239,7 +239,6 @@ SBX_GW=10.231.0.1
 SBX_A=10.231.0.2
 SBX_B=10.231.0.3
 SBX=intutic-t3601-sbx-$$
-TOK=0123456789abcdef0123456789abcdef
 
 # sbx_ask FROM DIG ARGS...: dig from FROM (the sandbox's addresses: in the
 # sandbox; else here) at the filter on SBX_GW.
@@ -263,20 +262,8 @@ test_expect_success 'a sandbox network: the filter on it, a run given SBX_A with
 import json, sys
 print(json.load(open(sys.argv[1]))[\"dns\"][1].rsplit(\":\", 1)[1])
 " state/proxy.json) &&
-	python3 -c "
-import json, sys
-print(json.dumps({\"run\": \"run-sbx\", \"token\": sys.argv[1],
-    \"command\": \"agent\", \"pid\": int(sys.argv[2]),
-    \"policy\": json.dumps({\"version\": 1, \"deny\": [\"allowed.test\"]})}))
-" "$TOK" $$ >reg.json &&
-	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg.json >code &&
-	echo 201 >expect &&
-	test_cmp expect code &&
-	echo "{\"addr\": \"$SBX_A\"}" >addr.json &&
-	control_curl /v1/runs/run-sbx/addr -X PUT -o body -w "%{http_code}\n" \
-		--data-binary @addr.json >code &&
-	echo 200 >expect &&
-	test_cmp expect code
+	run_sandbox run-sbx "$SBX_A" \
+		"{\"version\": 1, \"deny\": [\"allowed.test\"]}"
 '
 
 test_expect_success 'from the run'"'"'s sandbox: its policy decides; from another sandbox address: refused; from this host: the operator'"'"'s rules' '

@@ -23,7 +23,6 @@ DENIED=198.51.100.12	# denied.test: on no allowlist
 PLAIN=198.51.100.13	# no name: a raw TCP server an allow CIDR covers
 MOVED=198.51.100.14	# rr.test, until its name server says otherwise
 ALLOWED6=2001:db8:10::10
-TOK=0123456789abcdef0123456789abcdef
 
 # in_sbx CMD...: CMD in the sandbox, with the resolv.conf that names the
 # filter (its own mount namespace: nothing of the host's /etc changes).
@@ -117,29 +116,10 @@ print(s[\"transparent\"][0].rsplit(\":\", 1)[1], s[\"transparent\"][1].rsplit(\"
 	}
 	EOF
 	nft -f fw.nft &&
-	python3 -c "
-import json, sys
-print(json.dumps({\"run\": \"run-sbx\", \"token\": sys.argv[1],
-    \"command\": \"agent\", \"pid\": int(sys.argv[2]),
-    \"policy\": json.dumps({\"version\": 1, \"deny\": [\"other.test\"]})}))
-" "$TOK" $$ >reg.json &&
-	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg.json >code &&
-	echo 201 >expect &&
-	test_cmp expect code &&
-	echo "{\"addr\": \"$SBX4\"}" >addr.json &&
-	control_curl /v1/runs/run-sbx/addr -X PUT -o body -w "%{http_code}\n" \
-		--data-binary @addr.json >code &&
-	echo 200 >expect &&
-	test_cmp expect code &&
-	sed "s/run-sbx/run-sbx6/" reg.json >reg6.json &&
-	control_curl /v1/runs -o body -w "%{http_code}\n" --data-binary @reg6.json >code &&
-	echo 201 >expect &&
-	test_cmp expect code &&
-	echo "{\"addr\": \"$SBX6\"}" >addr.json &&
-	control_curl /v1/runs/run-sbx6/addr -X PUT -o body -w "%{http_code}\n" \
-		--data-binary @addr.json >code &&
-	echo 200 >expect &&
-	test_cmp expect code
+	run_sandbox run-sbx "$SBX4" \
+		"{\"version\": 1, \"deny\": [\"other.test\"]}" &&
+	run_sandbox run-sbx6 "$SBX6" \
+		"{\"version\": 1, \"deny\": [\"other.test\"]}"
 '
 
 # sbx_curl ARGS...: curl in the sandbox with no proxy, the test CA trusted.
