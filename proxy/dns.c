@@ -16,11 +16,19 @@
  * that would hide the SNI from the proxy, never pass; zone transfers are
  * refused.  Every query parsed is an audit record (proto "dns"); what
  * cannot be parsed is counted and dropped, or answered FORMERR.
+ *
+ * A readable UDP socket is read DNS_BATCH_MAX datagrams at a time with
+ * one recvmmsg(2), each straight into a query the worker keeps from one
+ * batch to the next, and what is answered while they are decided (a kept
+ * answer, a refusal) goes with one sendmmsg(2) once all are: most of a
+ * kept answer's cost is the kernel's, part of it per system call, not per
+ * datagram (proxy/README.md, "The DNS filter's UDP path").
  */
 #include "config.h"
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
@@ -52,6 +60,11 @@
 #define DNS_CACHE_SLOTS		1024	/* answers kept, per worker: 2^n */
 #define DNS_CACHE_WAYS		4	/* slots a name may take: 2^n */
 #define DNS_CACHE_ADDRS		8	/* addresses kept of one answer */
+#define DNS_BATCH_MAX		32	/* datagrams read, and answers sent,
+					   with one system call */
+#define DNS_UDP_TAKE		64	/* datagrams a readable event takes
+					   before the worker's other events */
+#define DNS_CLIENT_TEXT_MAX	64	/* "[V6]:PORT" of a client */
 
 /*
  * An answer of a name server, kept for its TTL (DNS_TTL_MIN to
@@ -69,10 +82,7 @@ struct dns_cached {
 	uint8_t			 nodata;	/* no name (0), no records (1) */
 	uint8_t			 n;		/* addresses; 0: NXDOMAIN or NODATA */
 	char			 name[DNSMSG_NAME_MAX];
-	struct {
-		uint8_t		 family;
-		uint8_t		 addr[16];
-	}			 addrs[DNS_CACHE_ADDRS];
+	struct rules_addr	 addrs[DNS_CACHE_ADDRS];
 };
 
 struct dnsq;
@@ -82,6 +92,25 @@ struct dns_tcp;
 struct dns_udp {
 	struct dns_worker	*dw;
 	struct sockaddr_storage	 here;
+};
+
+/*
+ * The datagrams of one recvmmsg(2) on a UDP socket, and the answers to
+ * them given while they are decided, sent with one sendmmsg(2) after.
+ * slot[] holds the queries read into: a worker's, kept from one batch to
+ * the next (one at a time is read, so its UDP sockets share them).  A
+ * query looked up upstream leaves its slot and is answered on its own
+ * later (sendto(2)); the next batch allocates another in its place.
+ */
+struct dns_batch {
+	struct dnsq		*slot[DNS_BATCH_MAX];	/* NULL: none yet */
+	struct mmsghdr		 in[DNS_BATCH_MAX];
+	struct iovec		 iniov[DNS_BATCH_MAX];
+	size_t			 nout;		/* answers in out[] */
+	struct mmsghdr		 out[DNS_BATCH_MAX];
+	struct iovec		 outiov[DNS_BATCH_MAX];
+	struct sockaddr_storage	 to[DNS_BATCH_MAX];
+	uint8_t			 answer[DNS_BATCH_MAX][DNS_MSG_MAX];
 };
 
 /* A worker's share of the filter. */
@@ -94,8 +123,8 @@ struct dns_worker {
 	size_t			 npending;
 	TAILQ_HEAD(, dns_tcp)	 tcps;
 	size_t			 ntcp;
-	uint8_t			 buf[DNS_MSG_MAX];	/* a datagram read */
 	struct dns_cached	*cache;		/* DNS_CACHE_SLOTS */
+	struct dns_batch	*batch;		/* UDP */
 };
 
 /* A TCP client: length-prefixed queries, answered one at a time. */
@@ -111,16 +140,19 @@ struct dns_tcp {
 	int			 dead;		/* to be freed when it is done */
 };
 
-/* One query, from its datagram or TCP message to its answer. */
+/*
+ * One query, from its datagram or TCP message to its answer.  One of a
+ * batch (slot set) is the batch's: dnsq_end() leaves it there for the
+ * next datagram, and its answer goes with the batch's.
+ */
 struct dnsq {
 	TAILQ_ENTRY(dnsq)	 entry;		/* pending only */
 	struct dns_worker	*dw;
+	struct dnsq		**slot;		/* its batch's hold; NULL: none */
 	int			 fd;		/* UDP: the socket; -1 */
 	struct dns_tcp		*tcp;		/* TCP: the client; NULL */
-	struct sockaddr_storage	 peer;
 	socklen_t		 peerlen;
 	struct sockaddr_storage	 here;		/* the address it came to */
-	char			 client[64];	/* "10.0.0.2:40000" */
 	uint64_t		 id;
 	size_t			 len;
 	struct dnsmsg_query	 q;
@@ -135,8 +167,9 @@ struct dnsq {
 	struct resolve		*res;
 	int			 starting;	/* in resolve_start_for() */
 	int			 done;		/* answered while starting */
-	int			 cached;	/* answered from the cache */
-	uint8_t			 msg[DNS_MSG_MAX];	/* last: not zeroed */
+	/* Last, not zeroed (dnsq_reset()): written as the query is read. */
+	struct sockaddr_storage	 peer;
+	uint8_t			 msg[DNS_MSG_MAX];
 };
 
 static void	dns_tcp_next(struct dns_tcp *t);
@@ -271,30 +304,80 @@ dns_close_all(struct proxy *p)
 
 /* ------------------------------------------------------------ queries */
 
+/* q made ready for a query of dw: zeroed but for its peer and message. */
 static void
-dnsq_free(struct dnsq *q)
+dnsq_reset(struct dnsq *q, struct dns_worker *dw)
+{
+	memset(q, 0, offsetof(struct dnsq, peer));
+	q->dw = dw;
+}
+
+/* A new query of dw, its own (no batch's), dnsq_reset(); or NULL. */
+static struct dnsq *
+dnsq_new(struct dns_worker *dw)
+{
+	struct dnsq *q;
+
+	if ((q = malloc(sizeof(*q))) == NULL)
+		return NULL;
+	dnsq_reset(q, dw);
+	return q;
+}
+
+/*
+ * The query is done with: what it holds is released, its look-up
+ * cancelled, and it is freed, unless a batch holds it (it is then kept
+ * for the batch's next datagram).
+ */
+static void
+dnsq_end(struct dnsq *q)
 {
 	if (q->res != NULL)
 		resolve_cancel(q->res);
+	q->res = NULL;
 	run_release(q->run);
 	rules_free(q->policy);
 	rules_free(q->ceiling);
-	free(q);
+	q->run = NULL;
+	q->policy = q->ceiling = NULL;
+	if (q->slot == NULL)
+		free(q);
 }
 
-/* The audit record of q's answer (rcode, and the addresses given). */
+/*
+ * The audit record of q's answer: rcode, and the n addresses given.  Its
+ * text is made only when there is an audit log to write it to (most of a
+ * kept answer's own work, else); the query is counted either way.
+ */
 static void
-dnsq_audit(struct dnsq *q, enum dnsmsg_rcode rcode, const char *answers)
+dnsq_audit(struct dnsq *q, enum dnsmsg_rcode rcode,
+    const struct rules_addr *addrs, size_t n)
 {
 	struct audit_record r;
-	char where[RULES_WHERE_MAX], type[16];
+	char where[RULES_WHERE_MAX], type[DNSMSG_TYPE_STR_MAX];
+	char client[DNS_CLIENT_TEXT_MAX];
+	char answers[DNSMSG_ANSWERS_MAX * RULES_ADDR_TEXT_MAX];	/* "a,b" */
 	struct proxy *p = q->dw->w->p;
+	size_t i, off = 0;
 
+	METRIC_ADD(p, dns_queries[q->d.verdict == RULES_ALLOW], 1);
+	if (p->audit == NULL)
+		return;
+	conn_sockaddr_text((struct sockaddr *)&q->peer, client, sizeof(client),
+	    1);
+	answers[0] = '\0';
+	/* Each fits: RULES_ADDR_TEXT_MAX holds an address and its NUL. */
+	for (i = 0; i < n && i < DNSMSG_ANSWERS_MAX; i++) {
+		if (i > 0)
+			answers[off++] = ',';
+		rules_addr_text(&addrs[i], answers + off, sizeof(answers) - off);
+		off += strlen(answers + off);
+	}
 	memset(&r, 0, sizeof(r));
 	r.event = "decision";
 	r.id = q->id;
 	r.run = q->run != NULL ? run_id(q->run) : NULL;
-	r.client = q->client;
+	r.client = client;
 	r.proto = "dns";
 	r.host = q->q.name_ok ? q->q.name : NULL;
 	r.port = -1;
@@ -306,34 +389,52 @@ dnsq_audit(struct dnsq *q, enum dnsmsg_rcode rcode, const char *answers)
 	r.status = -1;
 	r.qtype = dnsmsg_type_str(q->q.qtype, type, sizeof(type));
 	r.rcode = dnsmsg_rcode_str(rcode);
-	r.answers = answers;
-	METRIC_ADD(p, dns_queries[q->d.verdict == RULES_ALLOW], 1);
+	r.answers = n > 0 ? answers : NULL;
 	if (audit_write(p->audit, &r) != 0)
 		error("%llu: cannot write the audit log",
 		    (unsigned long long)q->id);
 }
 
-/* Sends q's answer; the query is done with (freed, unless starting). */
+/*
+ * Sends q's answer, or, for a query of a batch, adds it to those the
+ * batch sends once all its queries are decided (dns_batch_send()).  The
+ * query is done with (dnsq_end()), unless starting.
+ */
 static void
 dnsq_answer(struct dnsq *q, enum dnsmsg_rcode rcode,
     const struct dnsmsg_rr *rrs, size_t n)
 {
-	uint8_t out[DNS_MSG_MAX + 2];
+	struct dns_batch *b = q->dw->batch;
+	uint8_t buf[DNS_MSG_MAX + 2], *out = buf + 2;
 	size_t max, len;
+	int batched;
 
 	max = q->tcp != NULL ? DNS_MSG_MAX : q->q.edns ? q->q.edns_size :
 	    DNSMSG_UDP_MAX;
 	if (max > DNS_MSG_MAX)
 		max = DNS_MSG_MAX;
-	len = dnsmsg_answer(&q->q, q->msg, rcode, rrs, n, max, out + 2,
-	    sizeof(out) - 2);
-	if (len > 0 && q->fd != -1)
-		(void)sendto(q->fd, out + 2, len, MSG_DONTWAIT,
+	/* A batch has room for an answer to each of its queries. */
+	if ((batched = q->slot != NULL && b->nout < DNS_BATCH_MAX))
+		out = b->answer[b->nout];
+	len = dnsmsg_answer(&q->q, q->msg, rcode, rrs, n, max, out,
+	    DNS_MSG_MAX);
+	if (len > 0 && batched) {
+		b->outiov[b->nout].iov_base = out;
+		b->outiov[b->nout].iov_len = len;
+		memcpy(&b->to[b->nout], &q->peer, q->peerlen);
+		memset(&b->out[b->nout], 0, sizeof(b->out[b->nout]));
+		b->out[b->nout].msg_hdr.msg_name = &b->to[b->nout];
+		b->out[b->nout].msg_hdr.msg_namelen = q->peerlen;
+		b->out[b->nout].msg_hdr.msg_iov = &b->outiov[b->nout];
+		b->out[b->nout].msg_hdr.msg_iovlen = 1;
+		b->nout++;
+	} else if (len > 0 && q->fd != -1)
+		(void)sendto(q->fd, out, len, MSG_DONTWAIT,
 		    (struct sockaddr *)&q->peer, q->peerlen);
 	else if (len > 0 && q->tcp != NULL) {
-		out[0] = (uint8_t)(len >> 8);
-		out[1] = (uint8_t)len;
-		if (bufferevent_write(q->tcp->bev, out, len + 2) != 0)
+		buf[0] = (uint8_t)(len >> 8);
+		buf[1] = (uint8_t)len;
+		if (bufferevent_write(q->tcp->bev, buf, len + 2) != 0)
 			len = 0;
 	}
 	if (q->tcp != NULL) {
@@ -344,7 +445,7 @@ dnsq_answer(struct dnsq *q, enum dnsmsg_rcode rcode,
 		q->done = 1;
 		return;
 	}
-	dnsq_free(q);
+	dnsq_end(q);
 }
 
 /* A refusal: REFUSED, audited as a denial with q->d's entry and reason. */
@@ -353,7 +454,7 @@ dnsq_refuse(struct dnsq *q, enum conn_reason reason)
 {
 	q->d.verdict = RULES_DENY;
 	q->reason = reason;
-	dnsq_audit(q, DNSMSG_REFUSED, NULL);
+	dnsq_audit(q, DNSMSG_REFUSED, NULL, 0);
 	dnsq_answer(q, DNSMSG_REFUSED, NULL, 0);
 }
 
@@ -392,13 +493,15 @@ dns_cache_set(struct dns_worker *dw, uint64_t h)
 	    1)];
 }
 
-/* The slot of q's name and type, when it holds a live answer; or NULL. */
+/*
+ * The slot of q's name and type, when it holds an answer live at now
+ * (dns_now()); or NULL.
+ */
 static struct dns_cached *
-dns_cache_find(struct dns_worker *dw, const struct dnsq *q)
+dns_cache_find(struct dns_worker *dw, const struct dnsq *q, int64_t now)
 {
 	uint64_t h = dns_cache_hash(q->host.text, q->q.qtype);
 	struct dns_cached *c = dns_cache_set(dw, h);
-	int64_t now = dns_now();
 	size_t i;
 
 	for (i = 0; i < DNS_CACHE_WAYS; i++, c++)
@@ -406,6 +509,31 @@ dns_cache_find(struct dns_worker *dw, const struct dnsq *q)
 		    strcmp(c->name, q->host.text) == 0)
 			return c->expires > now ? c : NULL;
 	return NULL;
+}
+
+/*
+ * The addresses of a resolver's answer, at most max, in its order: those
+ * neither IPv4 nor IPv6 left out.  Returns how many.
+ */
+static size_t
+dns_addrs_of(const struct resolve_answers *a, struct rules_addr *out,
+    size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < a->n && n < max; i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&a->addrs[i];
+
+		memset(&out[n], 0, sizeof(out[n]));
+		if (sa->sa_family == AF_INET)
+			out[n].v4 = ((const struct sockaddr_in *)sa)->sin_addr;
+		else if (sa->sa_family == AF_INET6)
+			out[n].v6 = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+		else
+			continue;
+		out[n++].family = sa->sa_family;
+	}
+	return n;
 }
 
 /* Keeps what a name server said of q's name (a hosts file's: not kept). */
@@ -442,131 +570,96 @@ dns_cache_put(struct dns_worker *dw, const struct dnsq *q,
 	c->expires = dns_now() + ttl;
 	c->nodata = st == RESOLVE_NONAME && a->nodata;
 	snprintf(c->name, sizeof(c->name), "%s", q->host.text);
-	for (i = 0; st == RESOLVE_OK && i < a->n && c->n < DNS_CACHE_ADDRS;
-	    i++) {
-		const struct sockaddr *sa = (const struct sockaddr *)&a->addrs[i];
-
-		if (sa->sa_family == AF_INET)
-			memcpy(c->addrs[c->n].addr,
-			    &((const struct sockaddr_in *)sa)->sin_addr, 4);
-		else if (sa->sa_family == AF_INET6)
-			memcpy(c->addrs[c->n].addr,
-			    &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-		else
-			continue;
-		c->addrs[c->n++].family = (uint8_t)sa->sa_family;
-	}
+	if (st == RESOLVE_OK)
+		c->n = (uint8_t)dns_addrs_of(a, c->addrs, DNS_CACHE_ADDRS);
 }
 
-/* A kept answer as a resolver's, its TTL what is left of it. */
-static enum resolve_status
-dns_cache_answers(const struct dns_cached *c, struct resolve_answers *a)
+/*
+ * The n addresses q's name has, each checked as a dial to it would be,
+ * audited and answered, ttl their name server's (0: the hosts file's).
+ */
+static void
+dnsq_give(struct dnsq *q, uint32_t ttl, const struct rules_addr *addrs,
+    size_t n)
 {
-	int64_t left = c->expires - dns_now();
+	struct dnsmsg_rr rrs[DNSMSG_ANSWERS_MAX];
+	struct rules_decision ad;
 	size_t i;
 
-	memset(a, 0, sizeof(*a));
-	a->ttl = left > 0 ? (uint32_t)left : 1;
-	a->nodata = c->nodata;
-	for (i = 0; i < c->n; i++) {
-		if (c->addrs[i].family == AF_INET) {
-			struct sockaddr_in *s4 = (struct sockaddr_in *)&a->addrs[i];
-
-			s4->sin_family = AF_INET;
-			memcpy(&s4->sin_addr, c->addrs[i].addr, 4);
-			a->lens[i] = sizeof(*s4);
-		} else {
-			struct sockaddr_in6 *s6 =
-			    (struct sockaddr_in6 *)&a->addrs[i];
-
-			s6->sin6_family = AF_INET6;
-			memcpy(&s6->sin6_addr, c->addrs[i].addr, 16);
-			a->lens[i] = sizeof(*s6);
-		}
-	}
-	a->n = c->n;
-	return c->n > 0 ? RESOLVE_OK : RESOLVE_NONAME;
-}
-
-/* The addresses the name resolved to, checked and answered. */
-static void
-dnsq_resolved(enum resolve_status st, const struct resolve_answers *a,
-    void *arg)
-{
-	struct dnsq *q = arg;
-	struct proxy *p = q->dw->w->p;
-	struct dnsmsg_rr rrs[DNSMSG_ANSWERS_MAX];
-	struct rules_addr ras[DNSMSG_ANSWERS_MAX];
-	struct rules_decision ad;
-	struct rules_addr ra;
-	char text[DNSMSG_ANSWERS_MAX * 48], one[RULES_ADDR_TEXT_MAX];
-	uint32_t ttl;
-	size_t i, n = 0;
-
-	q->res = NULL;
-	if (!q->starting) {
-		TAILQ_REMOVE(&q->dw->pending, q, entry);
-		q->dw->npending--;
-	}
-	if (!q->cached)
-		dns_cache_put(q->dw, q, st, a);
-	if (st == RESOLVE_TIMEOUT || st == RESOLVE_FAIL) {
-		METRIC_ADD(p, dns_upstream_failures, 1);
-		q->reason = st == RESOLVE_TIMEOUT ? CONN_REASON_DNS_TIMEOUT :
-		    CONN_REASON_DNS_FAILED;
-		dnsq_audit(q, DNSMSG_SERVFAIL, NULL);
-		dnsq_answer(q, DNSMSG_SERVFAIL, NULL, 0);
-		return;
-	}
-	if (st == RESOLVE_NONAME) {
-		dnsq_audit(q, a->nodata ? DNSMSG_NOERROR : DNSMSG_NXDOMAIN,
-		    NULL);
-		dnsq_answer(q, a->nodata ? DNSMSG_NOERROR : DNSMSG_NXDOMAIN,
-		    NULL, 0);
-		return;
-	}
-	ttl = a->ttl == 0 ? DNS_TTL_HOSTS : a->ttl;
+	if (n > DNSMSG_ANSWERS_MAX)
+		n = DNSMSG_ANSWERS_MAX;
+	if (ttl == 0)
+		ttl = DNS_TTL_HOSTS;
 	if (ttl < DNS_TTL_MIN)
 		ttl = DNS_TTL_MIN;
 	if (ttl > DNS_TTL_MAX)
 		ttl = DNS_TTL_MAX;
-	text[0] = '\0';
-	for (i = 0; i < a->n && n < DNSMSG_ANSWERS_MAX; i++) {
-		const struct sockaddr *sa = (const struct sockaddr *)&a->addrs[i];
-
-		memset(&ra, 0, sizeof(ra));
-		memset(&rrs[n], 0, sizeof(rrs[n]));
-		if (sa->sa_family == AF_INET) {
-			ra.family = AF_INET;
-			ra.v4 = ((const struct sockaddr_in *)sa)->sin_addr;
-			rrs[n].type = DNSMSG_TYPE_A;
-			memcpy(rrs[n].addr, &ra.v4, 4);
-		} else if (sa->sa_family == AF_INET6) {
-			ra.family = AF_INET6;
-			ra.v6 = ((const struct sockaddr_in6 *)sa)->sin6_addr;
-			rrs[n].type = DNSMSG_TYPE_AAAA;
-			memcpy(rrs[n].addr, &ra.v6, 16);
-		} else
-			continue;
-		rrs[n].ttl = ttl;
-		rules_addr_text(&ra, one, sizeof(one));
-		snprintf(text + strlen(text), sizeof(text) - strlen(text),
-		    "%s%s", n > 0 ? "," : "", one);
+	for (i = 0; i < n; i++) {
+		memset(&rrs[i], 0, sizeof(rrs[i]));
+		if (addrs[i].family == AF_INET) {
+			rrs[i].type = DNSMSG_TYPE_A;
+			memcpy(rrs[i].addr, &addrs[i].v4, 4);
+		} else {
+			rrs[i].type = DNSMSG_TYPE_AAAA;
+			memcpy(rrs[i].addr, &addrs[i].v6, 16);
+		}
+		rrs[i].ttl = ttl;
 		/* Each as a dial to it would be: one refused, all refused. */
-		rules_check_addr_within(q->ceiling, q->policy, &ra, q->port, &ad);
+		rules_check_addr_within(q->ceiling, q->policy, &addrs[i],
+		    q->port, &ad);
 		if (ad.verdict != RULES_ALLOW && !q->report) {
 			q->d = ad;
 			dnsq_refuse(q, ad.reason == RULES_REASON_DENIED ?
 			    CONN_REASON_DENIED : CONN_REASON_INTERNAL_ADDRESS);
 			return;
 		}
-		ras[n++] = ra;
 	}
 	/* what the run was given, for its transparent connections */
-	given_put(p->given, q->run != NULL ? run_id(q->run) : "", q->host.text,
-	    ras, n, ttl);
-	dnsq_audit(q, DNSMSG_NOERROR, n > 0 ? text : NULL);
+	given_put(q->dw->w->p->given, q->run != NULL ? run_id(q->run) : "",
+	    q->host.text, addrs, n, ttl);
+	dnsq_audit(q, DNSMSG_NOERROR, addrs, n);
 	dnsq_answer(q, DNSMSG_NOERROR, rrs, n);
+}
+
+/* No records of q's name: NXDOMAIN, or NOERROR when the name is. */
+static void
+dnsq_none(struct dnsq *q, int nodata)
+{
+	enum dnsmsg_rcode rcode = nodata ? DNSMSG_NOERROR : DNSMSG_NXDOMAIN;
+
+	dnsq_audit(q, rcode, NULL, 0);
+	dnsq_answer(q, rcode, NULL, 0);
+}
+
+/* The addresses the name resolved to, kept, checked and answered. */
+static void
+dnsq_resolved(enum resolve_status st, const struct resolve_answers *a,
+    void *arg)
+{
+	struct dnsq *q = arg;
+	struct proxy *p = q->dw->w->p;
+	struct rules_addr addrs[DNSMSG_ANSWERS_MAX];
+
+	q->res = NULL;
+	if (!q->starting) {
+		TAILQ_REMOVE(&q->dw->pending, q, entry);
+		q->dw->npending--;
+	}
+	dns_cache_put(q->dw, q, st, a);
+	if (st == RESOLVE_TIMEOUT || st == RESOLVE_FAIL) {
+		METRIC_ADD(p, dns_upstream_failures, 1);
+		q->reason = st == RESOLVE_TIMEOUT ? CONN_REASON_DNS_TIMEOUT :
+		    CONN_REASON_DNS_FAILED;
+		dnsq_audit(q, DNSMSG_SERVFAIL, NULL, 0);
+		dnsq_answer(q, DNSMSG_SERVFAIL, NULL, 0);
+		return;
+	}
+	if (st == RESOLVE_NONAME) {
+		dnsq_none(q, a->nodata);
+		return;
+	}
+	dnsq_give(q, a->ttl, addrs, dns_addrs_of(a, addrs,
+	    DNSMSG_ANSWERS_MAX));
 }
 
 /* Decides a parsed query and answers it, now or once looked up. */
@@ -577,10 +670,9 @@ dnsq_decide(struct dnsq *q)
 	struct proxy *p = w->p;
 	struct run_policy pol;
 	struct rules_addr peer;
-	struct resolve_answers kept;
 	struct dns_cached *c;
-	enum resolve_status st;
 	struct resolve *r;
+	int64_t now;
 	int want;
 
 	q->ceiling = proxy_rules_get(p);
@@ -628,24 +720,25 @@ dnsq_decide(struct dnsq *q)
 		return;
 	default:
 		/* No data: HTTPS, SVCB, TXT, ANY, ... never go upstream. */
-		dnsq_audit(q, DNSMSG_NOERROR, NULL);
+		dnsq_audit(q, DNSMSG_NOERROR, NULL, 0);
 		dnsq_answer(q, DNSMSG_NOERROR, NULL, 0);
 		return;
 	}
-	if ((c = dns_cache_find(q->dw, q)) != NULL) {
+	now = dns_now();
+	if ((c = dns_cache_find(q->dw, q, now)) != NULL) {
 		METRIC_ADD(p, dns_cache_hits, 1);
-		q->cached = 1;
-		q->starting = 1;
-		st = dns_cache_answers(c, &kept);
-		dnsq_resolved(st, &kept, q);
-		dnsq_free(q);
+		if (c->n == 0)
+			dnsq_none(q, c->nodata);
+		else			/* its TTL what is left of it */
+			dnsq_give(q, (uint32_t)(c->expires - now), c->addrs,
+			    c->n);
 		return;
 	}
 	/* Kept answers still come when too many are asked upstream. */
 	if (q->dw->npending >= DNS_PENDING_MAX) {
 		METRIC_ADD(p, dns_upstream_failures, 1);
 		q->reason = CONN_REASON_OVERLOADED;
-		dnsq_audit(q, DNSMSG_SERVFAIL, NULL);
+		dnsq_audit(q, DNSMSG_SERVFAIL, NULL, 0);
 		dnsq_answer(q, DNSMSG_SERVFAIL, NULL, 0);
 		return;
 	}
@@ -655,25 +748,17 @@ dnsq_decide(struct dnsq *q)
 	    dnsq_resolved, q);
 	q->starting = 0;
 	if (q->done) {			/* answered at once: hosts file */
-		dnsq_free(q);
+		dnsq_end(q);
 		return;
 	}
 	q->res = r;
+	/* It outlives its batch: no longer the batch's to keep. */
+	if (q->slot != NULL) {
+		*q->slot = NULL;
+		q->slot = NULL;
+	}
 	TAILQ_INSERT_TAIL(&q->dw->pending, q, entry);
 	q->dw->npending++;
-}
-
-/* A new query of dw: zeroed but for its message, which is written next. */
-static struct dnsq *
-dnsq_new(struct dns_worker *dw)
-{
-	struct dnsq *q;
-
-	if ((q = malloc(sizeof(*q))) == NULL)
-		return NULL;
-	memset(q, 0, offsetof(struct dnsq, msg));
-	q->dw = dw;
-	return q;
 }
 
 /* A query of len bytes in q->msg: parsed, then decided. */
@@ -681,16 +766,17 @@ static void
 dnsq_start(struct dnsq *q)
 {
 	struct proxy *p = q->dw->w->p;
+	char client[DNS_CLIENT_TEXT_MAX];
 	const char *why;
 	int r;
 
 	q->id = __atomic_add_fetch(&p->next_id, 1, __ATOMIC_RELAXED);
-	conn_sockaddr_text((struct sockaddr *)&q->peer, q->client,
-	    sizeof(q->client), 1);
 	r = dnsmsg_parse(q->msg, q->len, &q->q, &why);
 	if (r != 0) {
 		METRIC_ADD(p, dns_malformed, 1);
-		debug_f("dns %s: %s", q->client, why);
+		conn_sockaddr_text((struct sockaddr *)&q->peer, client,
+		    sizeof(client), 1);
+		debug_f("dns %s: %s", client, why);
 		if (r == 1) {	/* answerable: FORMERR or NOTIMP */
 			dnsq_answer(q, q->q.rcode, NULL, 0);
 			return;
@@ -699,43 +785,96 @@ dnsq_start(struct dnsq *q)
 			q->tcp->busy = NULL;
 			dns_tcp_free(q->tcp);
 		}
-		dnsq_free(q);
+		dnsq_end(q);
 		return;
 	}
 	dnsq_decide(q);
 }
 
-/* A datagram on a UDP socket. */
+/* ------------------------------------------------------------- UDP */
+
+/*
+ * The batch's slots made ready for a read, each with a query (allocated
+ * where a query before left for upstream), from the first.  Returns how
+ * many are: fewer than DNS_BATCH_MAX only out of memory.
+ */
+static size_t
+dns_batch_ready(struct dns_batch *b, struct dns_worker *dw)
+{
+	struct msghdr *h;
+	size_t i;
+
+	for (i = 0; i < DNS_BATCH_MAX; i++) {
+		if (b->slot[i] == NULL && (b->slot[i] = dnsq_new(dw)) == NULL)
+			break;
+		b->iniov[i].iov_base = b->slot[i]->msg;
+		b->iniov[i].iov_len = sizeof(b->slot[i]->msg);
+		h = &b->in[i].msg_hdr;
+		memset(h, 0, sizeof(*h));
+		h->msg_name = &b->slot[i]->peer;
+		h->msg_namelen = sizeof(b->slot[i]->peer);
+		h->msg_iov = &b->iniov[i];
+		h->msg_iovlen = 1;
+	}
+	return i;
+}
+
+/* The answers the batch's queries were given, on fd; none left after. */
+static void
+dns_batch_send(struct dns_batch *b, int fd)
+{
+	size_t i = 0;
+	int n;
+
+	while (i < b->nout) {
+		n = sendmmsg(fd, &b->out[i], (unsigned int)(b->nout - i),
+		    MSG_DONTWAIT);
+		/* The first not sent is dropped, as sendto(2)'s failure is. */
+		i += n > 0 ? (size_t)n : 1;
+	}
+	b->nout = 0;
+}
+
+/* Datagrams on a UDP socket: a batch at a time (struct dns_batch). */
 static void
 dns_udp_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct dns_udp *u = arg;
 	struct dns_worker *dw = u->dw;
-	struct sockaddr_storage peer;
-	socklen_t peerlen;
+	struct dns_batch *b = dw->batch;
 	struct dnsq *q;
-	ssize_t n;
-	int i;
+	size_t taken = 0, ready, i;
+	int n;
 
 	(void)what;
-	for (i = 0; i < 64; i++) {	/* a few at a time, then the others */
-		peerlen = sizeof(peer);
-		n = recvfrom(fd, dw->buf, sizeof(dw->buf), MSG_DONTWAIT,
-		    (struct sockaddr *)&peer, &peerlen);
-		if (n < 0)
-			return;		/* EAGAIN, or an ICMP error: next time */
-		if ((q = dnsq_new(dw)) == NULL) {
+	do {
+		if ((ready = dns_batch_ready(b, dw)) == 0) {
+			/* Out of memory: the datagram is dropped, counted. */
+			if (recv(fd, NULL, 0, MSG_DONTWAIT) < 0)
+				return;
 			METRIC_ADD(dw->w->p, dns_malformed, 1);
+			taken++;
 			continue;
 		}
-		q->fd = fd;
-		q->here = u->here;
-		q->peer = peer;
-		q->peerlen = peerlen;
-		memcpy(q->msg, dw->buf, (size_t)n);
-		q->len = (size_t)n;
-		dnsq_start(q);
-	}
+		n = recvmmsg(fd, b->in, (unsigned int)ready, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			return;		/* EAGAIN, or an ICMP error: next time */
+		for (i = 0; i < (size_t)n; i++) {
+			q = b->slot[i];
+			dnsq_reset(q, dw);
+			q->slot = &b->slot[i];
+			q->fd = fd;
+			q->here = u->here;
+			q->peerlen = b->in[i].msg_hdr.msg_namelen;
+			q->len = b->in[i].msg_len;
+			dnsq_start(q);
+		}
+		dns_batch_send(b, fd);
+		taken += (size_t)n;
+		/* Fewer than asked for: none left when it read. */
+		if ((size_t)n < ready)
+			return;
+	} while (taken < DNS_UDP_TAKE);
 }
 
 /* ------------------------------------------------------------- TCP */
@@ -871,7 +1010,9 @@ dns_worker_start(struct worker *w)
 	if ((dw = calloc(1, sizeof(*dw))) == NULL)
 		return -1;
 	dw->w = w;
-	if ((dw->cache = calloc(DNS_CACHE_SLOTS, sizeof(*dw->cache))) == NULL) {
+	if ((dw->cache = calloc(DNS_CACHE_SLOTS, sizeof(*dw->cache))) == NULL ||
+	    (dw->batch = calloc(1, sizeof(*dw->batch))) == NULL) {
+		free(dw->cache);
 		free(dw);
 		return -1;
 	}
@@ -925,7 +1066,7 @@ dns_worker_stop(struct worker *w)
 		dw->npending--;
 		if (q->tcp != NULL)
 			q->tcp->busy = NULL;
-		dnsq_free(q);		/* cancels its look-up */
+		dnsq_end(q);		/* cancels its look-up */
 	}
 	while (!TAILQ_EMPTY(&dw->tcps))
 		dns_tcp_free(TAILQ_FIRST(&dw->tcps));
@@ -934,9 +1075,16 @@ dns_worker_stop(struct worker *w)
 void
 dns_worker_free(struct worker *w)
 {
+	struct dns_worker *dw = w->dns_filter;
+	size_t i;
+
 	dns_worker_stop(w);
-	if (w->dns_filter != NULL)
-		free(w->dns_filter->cache);
-	free(w->dns_filter);
+	if (dw == NULL)
+		return;
+	for (i = 0; i < DNS_BATCH_MAX; i++)
+		free(dw->batch->slot[i]);	/* each ended: holds nothing */
+	free(dw->batch);
+	free(dw->cache);
+	free(dw);
 	w->dns_filter = NULL;
 }

@@ -12,6 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Workers, at most.  Here rather than in proxy.h, which includes this
+ * file: struct dns_bind below has a socket of each.
+ */
+#define PROXY_WORKERS_MAX	64
+
 #define DNS_BINDS_MAX		4	/* --dns-bind addresses */
 #define DNS_PORT_DEFAULT	53
 #define DNS_MSG_MAX		4096	/* bytes of a query taken (UDP or TCP) */
@@ -31,8 +37,8 @@ struct dns_bind {
 	struct sockaddr_storage	 ss;	/* its port set */
 	socklen_t		 len;
 	char			 text[64];	/* "127.0.0.1:53", "[::1]:53" */
-	int			 udp[64];	/* PROXY_WORKERS_MAX, one each */
-	int			 tcp[64];
+	int			 udp[PROXY_WORKERS_MAX];	/* one a worker */
+	int			 tcp[PROXY_WORKERS_MAX];
 };
 
 /*

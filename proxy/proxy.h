@@ -33,7 +33,7 @@ struct event;
 #define PROXY_PORT_DEFAULT	8877
 #define PROXY_BINDS_MAX		16		/* --bind addresses */
 #define PROXY_TRANSPARENT_MAX	4		/* --transparent-bind addresses */
-#define PROXY_WORKERS_MAX	64
+/* PROXY_WORKERS_MAX: dns.h (included above), which sizes by it. */
 #define PROXY_HEAD_MAX		(64 * 1024)	/* bytes of a request head */
 #define PROXY_HEADERS_MAX	100		/* header lines in a request */
 #define PROXY_URI_MAX		(8 * 1024)	/* bytes of a request-target */
