@@ -18,6 +18,8 @@
 #include "hostfw.h"
 #include "intutic.h"
 #include "log.h"
+#include "policy.h"
+#include "rules.h"
 #include "state.h"
 
 static int	cmd_enforce_exec(int, char **);
@@ -42,11 +44,11 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "proxy's user, to loopback, to the proxy's own addresses and port, and\n"
 	    "to the --allow networks; DNS from anyone else is redirected to\n"
 	    "--dns-to, else to the proxy's DNS filter, else rejected; with\n"
-	    "--transparent their TCP to ports 80 and 443 goes to the proxy's\n"
-	    "transparent listener; everything else is rejected at once (TCP\n"
-	    "reset, ICMP admin-prohibited) and counted, also on connections\n"
-	    "opened before (only replies to connections made to this host pass\n"
-	    "as such).  Forwarded traffic (containers) is dropped unless it goes\n"
+	    "--transparent their TCP to ports 80, 443 and those the rules allow\n"
+	    "goes to the proxy's transparent listener; everything else is\n"
+	    "rejected at once (TCP reset, ICMP admin-prohibited) and counted,\n"
+	    "also on connections opened before (only replies to connections\n"
+	    "made to this host pass as such).  Forwarded traffic (containers) is dropped unless it goes\n"
 	    "to the proxy.  Then the flows connection tracking holds that the\n"
 	    "table would not let out (other users', and those with no socket\n"
 	    "left) are deleted, and a record of the table is left in\n"
@@ -69,8 +71,9 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "                     proxy's user there (default: the running\n"
 	    "                     proxy's DNS filter, when it serves one).\n"
 	    "--transparent        Redirect the TCP of everyone but the proxy's\n"
-	    "                     user to ports 80 and 443 (not over loopback)\n"
-	    "                     to the running proxy's transparent listener.\n"
+	    "                     user to ports 80, 443 and those the proxy's\n"
+	    "                     rules allow (not over loopback) to its\n"
+	    "                     transparent listener.\n"
 	    "--dry-run            Print the table in nft syntax; install nothing.\n"
 	    "--proxy ADDR:PORT    container: the proxy as the container reaches it.\n"
 	    "--dns ADDR:PORT      container: the one resolver it may ask.\n"
@@ -171,6 +174,34 @@ enforce_cut(const struct hostfw_config *cfg)
 		printf("  and %zu more\n", res.cut - res.nshown);
 }
 
+/*
+ * The ports sent to the transparent listener: 80, 443 and those the
+ * running proxy's rules name (GET /v1/rules on its control socket); those
+ * two alone, with a warning, when they cannot be had.
+ */
+static void
+enforce_redirect_ports(const char *dir, struct hostfw_config *cfg)
+{
+	struct proxy_state st;
+	struct rules *r = NULL;
+	uint16_t ports[HOSTFW_REDIRECT_MAX];
+	char err[STATE_ERROR_MAX];
+	size_t n = 0;
+	long status;
+
+	if (state_read(dir, &st, err, sizeof(err)) != STATE_OK ||
+	    st.control[0] == '\0' ||
+	    policy_ceiling(st.control, &r, &status, err, sizeof(err)) != 0)
+		error("enforce: warning: cannot read the proxy's rules (%s): "
+		    "only TCP to ports 80 and 443 goes to its transparent "
+		    "listener", st.control[0] == '\0' ? "no control socket" :
+		    err);
+	else
+		n = rules_allow_ports(r, ports, HOSTFW_REDIRECT_MAX);
+	rules_free(r);
+	cfg->nredirect = hostfw_redirect_ports(ports, n, cfg->redirect);
+}
+
 static int
 enforce_on(struct hostfw_config *cfg, const char *user, const char *dir,
     int transparent, int dry_run)
@@ -201,6 +232,7 @@ enforce_on(struct hostfw_config *cfg, const char *user, const char *dir,
 	if (transparent) {
 		cfg->transparent = tp;
 		cfg->transparent_set = 1;
+		enforce_redirect_ports(dir, cfg);
 	}
 	if (r == 0 && user == NULL) {
 		error("enforce: the proxy does not run "

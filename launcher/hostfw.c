@@ -105,13 +105,27 @@ static const struct {
 	    "from the microVM, sent to the proxy's listeners" },
 };
 
-/*
- * The TCP ports sent to the transparent listener: the web's.  (Another
- * port goes through the explicit proxy, or nowhere.)
- */
-static const unsigned int fw_redirect_ports[] = { 80, 443 };
-#define FW_REDIRECT_PORTS \
-	(sizeof(fw_redirect_ports) / sizeof(fw_redirect_ports[0]))
+/* The TCP ports always sent to the transparent listener: the web's. */
+static const unsigned int fw_web_ports[] = { 80, 443 };
+#define FW_WEB_PORTS	(sizeof(fw_web_ports) / sizeof(fw_web_ports[0]))
+
+size_t
+hostfw_redirect_ports(const uint16_t *ports, size_t n,
+    unsigned int out[HOSTFW_REDIRECT_MAX])
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < FW_WEB_PORTS + n && k < HOSTFW_REDIRECT_MAX; i++) {
+		unsigned int p = i < FW_WEB_PORTS ? fw_web_ports[i] :
+		    ports[i - FW_WEB_PORTS];
+
+		for (j = 0; j < k && out[j] != p; j++)
+			;
+		if (j == k && p != 0)
+			out[k++] = p;
+	}
+	return k;
+}
 
 /* The named counters, in the order they are made (and listed). */
 static const char *const fw_counters[] = {
@@ -326,14 +340,15 @@ fw_accept_nd(struct fw_list *l, enum fw_chain chain, int all)
 }
 
 /*
- * DNAT rules in chain: TCP to the redirected ports to the transparent
- * listener t, and (dns not NULL) DNS over UDP and TCP to the filter; each
- * for packets of their family, and first matching iifname (not NULL) and
- * skuid_op (as fw_rule's).
+ * DNAT rules in chain: TCP to the ports[0..n) (none: 80 and 443) to the
+ * transparent listener t, and (dns not NULL) DNS over UDP and TCP to the
+ * filter; each for packets of their family, and first matching iifname
+ * (not NULL) and skuid_op (as fw_rule's).
  */
 static void
 fw_redirect(struct fw_list *l, enum fw_chain chain, const char *iifname,
-    int skuid_op, const struct hostfw_net *t, const struct hostfw_net *dns)
+    int skuid_op, const struct hostfw_net *t, const struct hostfw_net *dns,
+    const unsigned int *ports, size_t n)
 {
 	static const int dnsprotos[] = { IPPROTO_UDP, IPPROTO_TCP };
 	struct fw_rule *r;
@@ -352,15 +367,19 @@ fw_redirect(struct fw_list *l, enum fw_chain chain, const char *iifname,
 		r->dport = 53;
 		r->to = dns;
 	}
-	for (i = 0; i < FW_REDIRECT_PORTS; i++) {
+	if (n == 0) {
+		ports = fw_web_ports;
+		n = FW_WEB_PORTS;
+	}
+	for (i = 0; i < n; i++) {
 		r = fw_add(l, chain, FW_DNAT, "TCP to port %u: to the "
-		    "transparent listener at %s", fw_redirect_ports[i],
+		    "transparent listener at %s", ports[i],
 		    fw_net_text(t, to, sizeof(to)));
 		r->iifname = iifname;
 		r->skuid_op = skuid_op;
 		r->nfproto = fw_nfproto(t);
 		r->l4proto = IPPROTO_TCP;
-		r->dport = fw_redirect_ports[i];
+		r->dport = ports[i];
 		r->to = t;
 	}
 }
@@ -497,7 +516,8 @@ fw_rules(const struct hostfw_config *cfg, struct fw_list *l)
 		r = fw_add(l, FW_REDIRECT, FW_ACCEPT, "loopback: not "
 		    "redirected");
 		r->oif_lo = 1;
-		fw_redirect(l, FW_REDIRECT, NULL, 2, &cfg->transparent, NULL);
+		fw_redirect(l, FW_REDIRECT, NULL, 2, &cfg->transparent, NULL,
+		    cfg->redirect, cfg->nredirect);
 	}
 	return l->full ? -1 : 0;
 }
@@ -555,7 +575,7 @@ fw_vm_rules(const struct hostfw_vm *vm, struct fw_list *l)
 		    "the transparent listener");
 		r->iifname = vm->tap;
 		fw_redirect(l, FW_VM_REDIRECT, vm->tap, 0, &vm->transparent,
-		    vm->dns_set ? &vm->dns : NULL);
+		    vm->dns_set ? &vm->dns : NULL, vm->redirect, vm->nredirect);
 	}
 	if (vm->dns_set) {
 		size_t before = l->n, i;
@@ -629,7 +649,7 @@ fw_sandbox_rules(const struct hostfw_sandbox *sb, struct fw_list *l)
 		snprintf(r->comment, sizeof(r->comment), "the proxy at %s: "
 		    "not redirected", fw_net_text(&sb->proxy, t, sizeof(t)));
 		fw_redirect(l, FW_REDIRECT, NULL, 0, &sb->transparent,
-		    sb->dns_set ? &sb->dns : NULL);
+		    sb->dns_set ? &sb->dns : NULL, NULL, 0);
 	}
 	return l->full ? -1 : 0;
 }

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define HOSTFW_FAMILY_NAME	"inet"
@@ -22,6 +23,7 @@
 #define HOSTFW_PROXY_MAX	16	/* the proxy's addresses */
 #define HOSTFW_ALLOW_MAX	64	/* --allow entries */
 #define HOSTFW_WHY_MAX		512	/* bytes of an error text */
+#define HOSTFW_REDIRECT_MAX	32	/* TCP ports sent to the transparent listener */
 
 /* An address or a network, with a port or none. */
 struct hostfw_net {
@@ -55,12 +57,16 @@ struct hostfw_config {
 	struct hostfw_net	 dns_to; /* an address and a port */
 	/*
 	 * Set: the new TCP connections of everyone but the proxy's user to
-	 * ports 80 and 443 (not over loopback) go to the proxy's transparent
+	 * ports 80 and 443 and redirect[] (not over loopback) go to the
+	 * proxy's transparent
 	 * listener there (chain transparent), which the output chain lets
 	 * them reach.
 	 */
 	int			 transparent_set;
 	struct hostfw_net	 transparent;	/* an address and a port */
+	/* and the ports an allow entry names (hostfw_redirect_ports()) */
+	unsigned int		 redirect[HOSTFW_REDIRECT_MAX];
+	size_t			 nredirect;
 };
 
 /*
@@ -85,6 +91,16 @@ struct hostfw_sandbox {
 	struct hostfw_net	 allow[HOSTFW_ALLOW_MAX];
 	size_t			 nallow;
 };
+
+/*
+ * The TCP ports sent to a transparent listener whose original destination
+ * the proxy learns (the host's, a microVM's): 80 and 443, then those of
+ * ports[0..n) (the ports the rules' allow entries name), each once, at
+ * most HOSTFW_REDIRECT_MAX, into out.  How many.  (A container's table
+ * sends 80 and 443 only: the proxy does not learn the port there.)
+ */
+size_t	 hostfw_redirect_ports(const uint16_t *ports, size_t n,
+	    unsigned int out[HOSTFW_REDIRECT_MAX]);
 
 /*
  * Writes the table that sb makes to out as `nft list table` lists it, which
@@ -144,12 +160,15 @@ struct hostfw_vm {
 	char			 tap[16];	/* IFNAMSIZ */
 	struct hostfw_net	 proxy;		/* address on the tap, port */
 	/*
-	 * Set: TCP to ports 80 and 443 from the tap goes to the transparent
-	 * listener (the tap's address, its port), DNS to the filter (chain
+	 * Set: TCP to ports 80 and 443 (and redirect[]) from the tap goes to
+	 * the transparent listener (the tap's address, its port), DNS to the
+	 * filter (chain
 	 * redirect: nat, prerouting, -100), and the input chain lets both in.
 	 */
 	int			 transparent_set;
 	struct hostfw_net	 transparent;
+	unsigned int		 redirect[HOSTFW_REDIRECT_MAX];	/* as enforce's */
+	size_t			 nredirect;
 	int			 dns_set;
 	struct hostfw_net	 dns;
 	struct hostfw_net	 guest;		/* the guest's address, /32 */

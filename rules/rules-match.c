@@ -786,6 +786,17 @@ rules_name_ports(const struct rules *r, const struct rules_host *host,
 	return pp.n;
 }
 
+size_t
+rules_allow_ports(const struct rules *r, uint16_t *ports, size_t max)
+{
+	struct porting pp = { ports, 0, max };
+	uint32_t idx;
+
+	for (idx = 0; idx < r->nentries; idx++)
+		ports_match(r, idx, &pp);
+	return pp.n;
+}
+
 static void
 decide_cidr(const struct rules *r, int family, const uint8_t *addr,
     uint16_t port, struct verdicts *v)

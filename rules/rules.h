@@ -362,6 +362,13 @@ size_t	 rules_name_ports(const struct rules *r, const struct rules_host *host,
 	    uint16_t *ports, size_t max);
 
 /*
+ * The ports any allow entry of r allows (its own, or the default ports),
+ * each once, in the order of the entries, at most max.
+ */
+size_t	 rules_allow_ports(const struct rules *r, uint16_t *ports,
+	    size_t max);
+
+/*
  * Decides a name without a port, as the DNS filter asks: allowed when the
  * run (rules_decide_within()) may reach it on some port that an allow
  * entry of the ceiling matching it allows (the first RULES_NAME_PORTS_MAX

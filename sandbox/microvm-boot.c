@@ -42,6 +42,7 @@
 #include "intutic.h"
 #include "log.h"
 #include "proc.h"
+#include "rules.h"
 #include "spawn.h"
 #include "microvm.h"
 
@@ -131,8 +132,10 @@ vm_prepare(const struct exec_run *run, struct vm *vm)
 
 /* The /30, the tap and its table, under the lock of the run directory. */
 int
-vm_network(struct vm *vm, const struct proxy_loc *loc)
+vm_network(struct vm *vm, const struct exec_run *run)
 {
+	const struct proxy_loc *loc = run->loc;
+	uint16_t ports[HOSTFW_REDIRECT_MAX];
 	unsigned int tport, dport;
 	char lock[PATH_MAX], why[HOSTFW_WHY_MAX];
 	int fd = -1, r = -1;
@@ -159,6 +162,10 @@ vm_network(struct vm *vm, const struct proxy_loc *loc)
 		vm->fw.transparent = vm->fw.proxy;
 		vm->fw.transparent.port = tport;
 		vm->fw.transparent_set = 1;
+		/* 80, 443 and the ports an allow entry names */
+		vm->fw.nredirect = hostfw_redirect_ports(ports,
+		    run->rules != NULL ? rules_allow_ports(run->rules, ports,
+		    HOSTFW_REDIRECT_MAX) : 0, vm->fw.redirect);
 		vm->fw.dns = vm->fw.proxy;
 		vm->fw.dns.port = dport;
 		vm->fw.dns_set = 1;

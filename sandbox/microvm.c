@@ -175,7 +175,7 @@ vm_plan(const struct exec_run *run, struct vm *vm)
 	struct argvb ab;
 	size_t i;
 
-	if (vm_prepare(run, vm) != 0 || vm_network(vm, run->loc) != 0)
+	if (vm_prepare(run, vm) != 0 || vm_network(vm, run) != 0)
 		return EXIT_CANNOT_RUN;
 	vm_cmdline(vm);
 	snprintf(vm->rootimg, sizeof(vm->rootimg), "%s/rootfs.img", vm->dir);
@@ -239,7 +239,7 @@ vm_run(const struct exec_run *run)
 	r = EXIT_CANNOT_RUN;
 	/* each step checks that no signal asked the run to end */
 	if (vm_prepare(run, &vm) != 0 || vm_signal != 0 ||
-	    vm_network(&vm, run->loc) != 0 || vm_signal != 0 ||
+	    vm_network(&vm, run) != 0 || vm_signal != 0 ||
 	    vm_bind_guest(run, &vm) != 0 || vm_signal != 0 ||
 	    vm_config_disk(&vm) != 0 || vm_signal != 0 ||
 	    (vm.fc && vm_copy_rootfs(&vm) != 0) || vm_signal != 0)

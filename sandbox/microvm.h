@@ -100,7 +100,7 @@ int	 vm_teardown(struct vm *vm);
 
 /* microvm-boot.c */
 int	 vm_prepare(const struct exec_run *run, struct vm *vm);
-int	 vm_network(struct vm *vm, const struct proxy_loc *loc);
+int	 vm_network(struct vm *vm, const struct exec_run *run);
 int	 vm_config_disk(struct vm *vm);
 int	 vm_copy_rootfs(struct vm *vm);
 void	 vm_cmdline(struct vm *vm);

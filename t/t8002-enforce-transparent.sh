@@ -65,6 +65,8 @@ test_expect_success 'setup: outside, veth, origins, a name server, the proxy as 
 	test_leaf_cert web web.test other.test &&
 	peer_start web origin.py --bind "$OUT4" --port 443 --name web \
 		--tls certs/web.crt certs/web.key &&
+	peer_start web8443 origin.py --bind "$OUT4" --port 8443 --name web8443 \
+		--tls certs/web.crt certs/web.key &&
 	peer_start web80 origin.py --bind "$OUT4" --port 80 --name web80 &&
 	peer_start other origin.py --bind "$OUT4B" --port 443 --name other \
 		--tls certs/web.crt certs/web.key &&
@@ -72,7 +74,8 @@ test_expect_success 'setup: outside, veth, origins, a name server, the proxy as 
 		--query-log "$PWD/srv/ns-queries.log" &&
 	write_hosts hosts web.test="$OUT4" other.test="$OUT4B" &&
 	printf "%s\n" "version: 1" "ports: [443, 80]" "allow:" "  - web.test" \
-		"  - \"$OUT4/32\"" >rules.yaml &&
+		"  - web.test:8443" \
+		"  - \"$OUT4/32\"" "  - \"$OUT4/32:8443\"" >rules.yaml &&
 	: >resolv.conf &&
 	echo "nameserver $OUT4" >client-resolv.conf &&
 	mkdir pstate && chown "$PROXY_UID" pstate &&
@@ -96,9 +99,10 @@ test_expect_success 'enforce on --transparent: the web'"'"'s TCP and DNS of ever
 	"$INTUTIC" enforce on --transparent --state-dir "$PWD/pstate" >on.out &&
 	test_atexit "\"$INTUTIC\" enforce off >/dev/null 2>&1" &&
 	nft list table inet intutic >table &&
-	for p in 80 443; do
+	for p in 80 443 8443; do
 		test_grep "meta skuid != $PROXY_UID meta nfproto ipv4 tcp dport $p dnat ip to 127.0.0.1:$TPORT" table || return 1
 	done &&
+	test "$(grep -c "dnat ip to 127.0.0.1:$TPORT" table)" = 3 &&
 	test_grep "oif \"lo\" accept comment \"loopback: not redirected\"" table &&
 	test_grep "meta skuid != $PROXY_UID meta nfproto ipv4 udp dport 53 dnat ip to 127.0.0.1:$FPORT" table &&
 	test_grep "ip daddr 127.0.0.1 tcp dport $TPORT accept comment \"the transparent listener at 127.0.0.1:$TPORT\"" table &&
@@ -116,6 +120,18 @@ test_expect_success 'another user'"'"'s HTTPS to an allowed name: through the li
 	audit_since 1 &&
 	audit_expect 1 event=decision proto=transparent run= host=web.test \
 		port=443 "original=$OUT4:443" "addr=$OUT4" decision=allow
+'
+
+test_expect_success 'another user'"'"'s HTTPS at a port an allow entry names (8443): redirected too, decided at that port' '
+	audit_mark &&
+	user_curl -o /dev/null -w "%{http_code}\n" "https://web.test:8443/?port" \
+		--resolve "web.test:8443:$OUT4" >code &&
+	echo 200 >expect &&
+	test_cmp expect code &&
+	test_grep "GET /[?]port " srv/web8443.log &&
+	audit_since 1 &&
+	audit_expect 1 event=decision proto=transparent host=web.test \
+		port=8443 "original=$OUT4:8443" decision=allow "rule=$PWD/rules.yaml:5"
 '
 
 test_expect_success 'another user'"'"'s HTTPS to a name the rules do not allow, and with no name: refused, nothing at the origin' '

@@ -239,7 +239,7 @@ test_expect_success 'dry run: the host table lets the tap reach the proxy port o
 	test_grep "oifname \"$tap\" counter name \"vm_forward_dropped\" drop" table.txt
 '
 
-test_expect_success 'dry run: the tap'"'"'s TCP to ports 80 and 443 goes to the transparent listener, its DNS to the filter, both let in' '
+test_expect_success 'dry run: the tap'"'"'s TCP to ports 80, 443 and those the rules allow goes to the transparent listener, its DNS to the filter, both let in' '
 	python3 -c "
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -247,7 +247,7 @@ print(s[\"transparent\"][0].rsplit(\":\", 1)[1], s[\"dns\"][0].rsplit(\":\", 1)[
 " "$PROXY_DIR/state/proxy.json" >ports &&
 	read tport dport <ports &&
 	test_grep "type nat hook prerouting priority -100; policy accept;" table.txt &&
-	for p in 80 443; do
+	for p in 80 443 "$ORIGIN_PORT"; do
 		test_grep "iifname \"$tap\" meta nfproto ipv4 tcp dport $p dnat ip to 10\.213\.[0-9.]*:$tport comment" table.txt || return 1
 	done &&
 	for p in udp tcp; do

@@ -217,6 +217,15 @@ test_names(void)
 	}
 	n = rules_name_ports(names, &h, ports, 0);
 	tap_is_int((long long)n, 0, "rules_name_ports: no room, no ports");
+	n = rules_allow_ports(names, ports, RULES_NAME_PORTS_MAX);
+	got[0] = '\0';
+	for (j = 0; j < n; j++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%u",
+		    j > 0 ? " " : "", (unsigned int)ports[j]);
+	tap_is_str(got, "443 22 8443", "rules_allow_ports: every allow "
+	    "entry's, each once, no deny entry's");
+	tap_is_int((long long)rules_allow_ports(names, ports, 2), 2,
+	    "rules_allow_ports: at most max");
  out:
 	rules_free(names);
 	rules_free(pdeny);
