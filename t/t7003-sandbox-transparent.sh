@@ -28,7 +28,8 @@ in_box () {
 # client would send to): each datagram it gets is a line of quic.log.
 start_quic_sink () {
 	rm -f quic.ready &&
-	: >quic.log &&
+	: >quic.log || return 1
+	# alone, not after &&: $! is then the server, not a subshell
 	python3 -c "
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -171,7 +171,8 @@ EOF
 # is a line of quic.log.
 start_quic_sink () {
 	rm -f quic.ready &&
-	: >quic.log &&
+	: >quic.log || return 1
+	# alone, not after &&: $! is then the server, not a subshell
 	ip netns exec "$VM_FAR_NS" python3 -c "
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
