@@ -236,11 +236,12 @@ struct conn_way {
 	void		(*dialled)(struct conn *c);
 	/*
 	 * Optional.  accepted: the way takes every connection of its
-	 * listeners from accept(2) on (fd, its socket), instead of a request
-	 * head.  answers: may reorder what the name resolved to before an
+	 * listeners from accept(2) on (fd, its socket; here, the address it
+	 * came to, AF_UNSPEC when not known), instead of a request head.  answers: may reorder what the name resolved to before an
 	 * address is picked.
 	 */
-	void		(*accepted)(struct conn *c, int fd);
+	void		(*accepted)(struct conn *c, int fd,
+			    const struct sockaddr *here);
 	void		(*answers)(struct conn *c, struct resolve_answers *ans);
 };
 

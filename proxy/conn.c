@@ -838,19 +838,20 @@ conn_peer_of(const struct sockaddr *sa, const struct sockaddr *here,
 }
 
 /*
- * The peer, as conn_peer_of() has it.  Nothing redirects to the data port:
+ * The peer, as conn_peer_of() has it; the address it came to into *here
+ * (family AF_UNSPEC when not known).  Nothing redirects to the data port:
  * a process of this host comes from loopback or the address it connected
  * to; to the transparent listener, from any of the host's addresses.
  */
 static void
-conn_peer(struct conn *c, int fd, const struct sockaddr *sa)
+conn_peer(struct conn *c, int fd, const struct sockaddr *sa,
+    struct sockaddr_storage *here)
 {
-	struct sockaddr_storage here;
-	socklen_t len = sizeof(here);
+	socklen_t len = sizeof(*here);
 
-	if (getsockname(fd, (struct sockaddr *)&here, &len) != 0)
-		here.ss_family = AF_UNSPEC;
-	c->sandboxed = conn_peer_of(sa, (struct sockaddr *)&here,
+	if (getsockname(fd, (struct sockaddr *)here, &len) != 0)
+		here->ss_family = AF_UNSPEC;
+	c->sandboxed = conn_peer_of(sa, (struct sockaddr *)here,
 	    c->listener == CONN_LISTEN_TRANSPARENT ? c->p->local : NULL,
 	    &c->peer);
 }
@@ -860,12 +861,14 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len,
     int listener)
 {
 	struct proxy *p = w->p;
+	struct sockaddr_storage here;
 	struct ucred cred;
 	socklen_t credlen = sizeof(cred);
 	struct conn *c;
 	size_t i;
 
 	(void)len;
+	here.ss_family = AF_UNSPEC;
 	if ((c = pool_get(&w->conn_pool)) == NULL) {
 		close(fd);
 		return;
@@ -891,7 +894,7 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len,
 		    (long)c->peer_uid, (long)c->peer_pid);
 	} else {
 		conn_sockaddr_text(sa, c->client_text, sizeof(c->client_text), 1);
-		conn_peer(c, fd, sa);
+		conn_peer(c, fd, sa, &here);
 	}
 	/*
 	 * Non-blocking (accept4 SOCK_NONBLOCK) and TCP_NODELAY (from the
@@ -918,7 +921,8 @@ conn_accept(struct worker *w, int fd, const struct sockaddr *sa, socklen_t len,
 	for (i = 0; i < sizeof(conn_ways) / sizeof(conn_ways[0]); i++)
 		if ((conn_ways[i]->listeners & c->listener) &&
 		    conn_ways[i]->accepted != NULL) {
-			conn_ways[i]->accepted(c, fd);
+			conn_ways[i]->accepted(c, fd,
+			    (const struct sockaddr *)&here);
 			break;
 		}
 	if (__atomic_load_n(&p->metrics.conns_active, __ATOMIC_RELAXED) >

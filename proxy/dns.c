@@ -213,9 +213,7 @@ dns_port_of(struct dns_bind *b, int fd)
 
 	if (getsockname(fd, (struct sockaddr *)&got, &len) == -1)
 		return -1;
-	worker_set_port(&b->ss, ntohs(got.ss_family == AF_INET ?
-	    ((struct sockaddr_in *)&got)->sin_port :
-	    ((struct sockaddr_in6 *)&got)->sin6_port));
+	worker_set_port(&b->ss, proxy_sockaddr_port((struct sockaddr *)&got));
 	return 0;
 }
 
@@ -273,9 +271,7 @@ dns_listen_all(struct proxy *p)
 					return -1;
 				}
 			}
-		port = ntohs(b->ss.ss_family == AF_INET ?
-		    ((struct sockaddr_in *)&b->ss)->sin_port :
-		    ((struct sockaddr_in6 *)&b->ss)->sin6_port);
+		port = proxy_sockaddr_port((struct sockaddr *)&b->ss);
 		inet_ntop(b->ss.ss_family, b->ss.ss_family == AF_INET ?
 		    (const void *)&((struct sockaddr_in *)&b->ss)->sin_addr :
 		    (const void *)&((struct sockaddr_in6 *)&b->ss)->sin6_addr,

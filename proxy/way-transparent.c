@@ -73,26 +73,24 @@ same_addr(const struct sockaddr *a, const struct sockaddr *b)
  * redirected the connection: not known.
  */
 static void
-transparent_accepted(struct conn *c, int fd)
+transparent_accepted(struct conn *c, int fd, const struct sockaddr *here)
 {
-	struct sockaddr_storage here, orig;
-	socklen_t hlen = sizeof(here), olen = sizeof(orig);
+	struct sockaddr_storage orig;
+	socklen_t olen = sizeof(orig);
 	int r = -1;
 
 	conn_req_begin(c, &conn_way_transparent, "transparent");
 	conn_set_state(c, CONN_SNIFF);
 	memset(&orig, 0, sizeof(orig));
-	if (getsockname(fd, (struct sockaddr *)&here, &hlen) != 0)
-		return;
-	if (here.ss_family == AF_INET)
+	if (here->sa_family == AF_INET)
 		r = getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &orig, &olen);
-	else if (here.ss_family == AF_INET6)
+	else if (here->sa_family == AF_INET6)
 		r = getsockopt(fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &orig,
 		    &olen);
-	if (r != 0 || orig.ss_family != here.ss_family ||
-	    (same_addr((struct sockaddr *)&orig, (struct sockaddr *)&here) &&
+	if (r != 0 || orig.ss_family != here->sa_family ||
+	    (same_addr((struct sockaddr *)&orig, here) &&
 	    proxy_sockaddr_port((struct sockaddr *)&orig) ==
-	    proxy_sockaddr_port((struct sockaddr *)&here)))
+	    proxy_sockaddr_port(here)))
 		return;
 	c->orig = orig;
 	c->orig_port = proxy_sockaddr_port((struct sockaddr *)&orig);

@@ -189,9 +189,7 @@ listen_one(struct proxy_listen *l, uint16_t *port)
 	if (*port == 0) {
 		if (getsockname(fd, (struct sockaddr *)&got, &gotlen) == -1)
 			goto fail;
-		*port = ntohs(got.ss_family == AF_INET ?
-		    ((struct sockaddr_in *)&got)->sin_port :
-		    ((struct sockaddr_in6 *)&got)->sin6_port);
+		*port = proxy_sockaddr_port((struct sockaddr *)&got);
 		worker_set_port(&l->ss, *port);
 	}
 	return fd;
@@ -478,12 +476,9 @@ proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa)
 	uint16_t port;
 	size_t i;
 
-	if (sa->sa_family == AF_INET)
-		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
-	else if (sa->sa_family == AF_INET6)
-		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-	else
+	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
 		return 0;
+	port = proxy_sockaddr_port(sa);
 	for (i = 0; i < p->ntransparent; i++)
 		if (port == proxy_sockaddr_port(
 		    (const struct sockaddr *)&p->transparent[i].ss) &&
