@@ -208,6 +208,18 @@ rules_provider_get(const struct rules *r, size_t i)
 	return i < r->nproviders ? &r->providers[i] : NULL;
 }
 
+const struct rules_provider *
+rules_provider_find(const struct rules *r, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < r->nproviders; i++)
+		if (strlen(r->providers[i].name) == len &&
+		    memcmp(r->providers[i].name, name, len) == 0)
+			return &r->providers[i];
+	return NULL;
+}
+
 /* -------------------------------------------------------------- entries */
 
 int

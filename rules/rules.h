@@ -190,18 +190,20 @@ int	 rules_load(const char *path, struct rules **out,
 	    struct rules_error *err);
 
 /* Flags of rules_load_text(). */
-#define RULES_LOAD_POLICY	0x1	/* a run's policy: no mode, no providers */
+#define RULES_LOAD_POLICY	0x1	/* a run's policy: no mode, no providers,
+					   no gateway */
 
 /*
  * Loads one rule document held in memory (YAML, or JSON, which is YAML),
  * `len` bytes of `text` (no NUL needed), named `name` in errors and as
  * its entries' file ("name:line:col: msg").  `include` is refused (text
- * has no directory to include from).  With RULES_LOAD_POLICY, `mode` and
- * `providers` are refused as well, each with a message saying why (a
- * run's policy only narrows the operator's rules; mode and providers are
- * the operator's).  Same limits, same messages and same all-or-nothing as
- * rules_load().  0 and *out (refs 1), or -1 with *out NULL and err filled.
- * `text` may be NULL when `len` is 0.
+ * has no directory to include from).  With RULES_LOAD_POLICY, `mode`,
+ * `providers` and `gateway` are refused as well, each with a message
+ * saying why (a run's policy only narrows the operator's rules; mode,
+ * providers and the gateway are the operator's).  Same limits, same
+ * messages and same all-or-nothing as rules_load().  0 and *out (refs
+ * 1), or -1 with *out NULL and err filled.  `text` may be NULL when
+ * `len` is 0.
  */
 int	 rules_load_text(const char *name, const char *text, size_t len,
 	    unsigned int flags, struct rules **out, struct rules_error *err);
@@ -251,27 +253,99 @@ const struct rules_entry	*rules_entry_at(const struct rules *r,
 size_t	 rules_default_ports(const struct rules *r, uint16_t *ports);
 
 /*
+ * The provider gateway: http://PROXY/providers/NAME/PATH forwards to the
+ * provider's HTTPS API.  A provider has one when its `api` key names the
+ * upstream; the operator's top-level `gateway:` mapping switches it on,
+ * with the agent's own key passed through or with the key brokered (the
+ * agent gets a sentinel, the proxy puts the real key in).
+ */
+enum rules_gateway {
+	RULES_GATEWAY_OFF = 0,		/* not named, or `off` */
+	RULES_GATEWAY_ON,		/* `on`: the agent's own key */
+	RULES_GATEWAY_BROKER,		/* `broker`: the key broker */
+};
+
+/* Limits of a provider's gateway keys, enforced by the loader. */
+#define RULES_BASE_URL_MAX	8	/* variables in `base-url` */
+#define RULES_BASE_URL_PATH_MAX	256	/* bytes in a base-url's path */
+#define RULES_KEY_HEADERS_MAX	8	/* names in `key-headers` */
+#define RULES_HEADER_NAME_MAX	64	/* bytes in a header name or scheme */
+#define RULES_SENTINEL_PREFIX_MAX 64	/* bytes in `broker.prefix` */
+#define RULES_SENTINEL_MIN	20	/* `broker.length`, prefix included */
+#define RULES_SENTINEL_MAX	512
+#define RULES_SENTINEL_RANDOM_MIN 17	/* bytes after the prefix, at least */
+
+/*
+ * One item of `base-url`: the variable `intutic exec` sets to the
+ * gateway's URL for the provider, with `path` appended ("VAR=/v1").
+ */
+struct rules_base_url {
+	const char	*var;
+	const char	*path;		/* "" when none; else starts with '/' */
+};
+
+/*
+ * What a brokered key looks like and where it goes: the agent's sentinel
+ * goes into `env` (the proxy reads the real key from there); it starts
+ * with `prefix` and is `length` bytes long in all.  The proxy puts the
+ * real key in the one header `header` (one of the provider's key_headers,
+ * lowercase), as "SCHEME KEY" when `scheme` is not "".
+ */
+struct rules_broker {
+	const char	*env;
+	const char	*header;
+	const char	*scheme;	/* "" when none, e.g. "Bearer" */
+	const char	*prefix;	/* 1..RULES_SENTINEL_PREFIX_MAX bytes */
+	size_t		 length;	/* RULES_SENTINEL_MIN..RULES_SENTINEL_MAX,
+					   > strlen(prefix) + 16 */
+};
+
+/*
  * A provider named in a `providers:` mapping: its hosts became allow
- * entries; its environment variable names are for the launcher.
+ * entries; its environment variable names are for the launcher; the rest
+ * describes its gateway.  The loader guarantees: base_url, key_headers
+ * and broker only with api; broker->header is one of key_headers;
+ * gateway is ON only with api, BROKER only with api and broker.
+ * Everything lives as long as the set.
  */
 struct rules_provider {
 	const char	 *name;
 	const char	**env;		/* env_count names */
 	size_t		  env_count;
+	/* The gateway (api NULL: the provider has none). */
+	const char	 *api;		/* canonical host text ("[v6]" too) */
+	uint16_t	  api_port;	/* 443 when not named; 0 without api */
+	const struct rules_base_url *base_url;	/* base_url_count of them */
+	size_t		  base_url_count;
+	const char	**key_headers;	/* key_header_count, lowercase */
+	size_t		  key_header_count;
+	const struct rules_broker *broker;	/* NULL: none */
+	enum rules_gateway gateway;	/* the operator's `gateway:` for it */
 };
 
+/* Providers in the order defined (included files where included). */
 size_t				 rules_provider_count(const struct rules *r);
 const struct rules_provider	*rules_provider_get(const struct rules *r,
 				    size_t i);
 
 /*
+ * The provider called name (len bytes, no NUL needed), or NULL.  Walks
+ * the providers: their number is small.
+ */
+const struct rules_provider	*rules_provider_find(const struct rules *r,
+				    const char *name, size_t len);
+
+/*
  * The set as one JSON rule document that rules_load_text() reads back to
  * a set deciding exactly the same: {"version":1,"mode":"enforce",
  * "ports":[443],"allow":[...],"deny":[...],"providers":{"NAME":{"env":
- * [...]}}}: each entry as written, in the order loaded, allow and deny
- * apart; "providers" only when there are some, each with its env names
- * only (its hosts are in "allow" already).  Keys and strings escaped as
- * JSON requires.  A malloc'd, NUL-terminated text in *out and its length
+ * [...],"api":"HOST[:PORT]","base-url":[...],"key-headers":[...],
+ * "broker":{...}}},"gateway":{"NAME":"on"|"broker"}}: each entry as
+ * written, in the order loaded, allow and deny apart; "providers" only
+ * when there are some, each with its env names (its hosts are in "allow"
+ * already) and its gateway keys when it has `api`; "gateway" only when a
+ * provider's gateway is not off.  Keys and strings escaped as JSON
+ * requires.  A malloc'd, NUL-terminated text in *out and its length
  * in *len; 0, or -1 with errno ENOMEM when out of memory, or EFBIG when
  * the text would be longer than RULES_FILE_MAX (rules_load_text() would
  * refuse it); then *out is NULL and *len 0.

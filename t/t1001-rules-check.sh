@@ -148,7 +148,7 @@ test_expect_success 'no FILE: checks $INTUTIC_RULES (bad), exit 1' '
 	test_expect_code 1 env INTUTIC_RULES=bad.yaml "$INTUTIC" rules check \
 		>out 2>err &&
 	test_must_be_empty out &&
-	echo "bad.yaml:3:1: unknown key '\''alow'\'' (expected version, mode, ports, allow, deny, include or providers)" >expect &&
+	echo "bad.yaml:3:1: unknown key '\''alow'\'' (expected version, mode, ports, allow, deny, include, providers or gateway)" >expect &&
 	test_cmp expect err
 '
 

@@ -155,6 +155,28 @@ test_expect_success 'the key variables of the providers the operator names (in t
 	test_grep -v "^OPENAI_API_KEY=" env.out
 '
 
+test_expect_success 'the proxy'\''s rules with a provider gateway (every key, switched on) still load in exec' '
+	cp rules.yaml rules.saved &&
+	cat >>rules.yaml <<-EOF &&
+	gateway: {acme: broker}
+	providers:
+	  acme:
+	    hosts: [api.acme.test]
+	    env: [ACME_API_KEY]
+	    api: "api.acme.test:8443"
+	    base-url: [ACME_BASE_URL=/v1]
+	    key-headers: [X-Api-Key, Authorization]
+	    broker: {env: ACME_API_KEY, header: x-api-key, scheme: "",
+	             prefix: acme-, length: 40}
+	EOF
+	reload_proxy &&
+	ACME_API_KEY=$SECRET_VALUE run_exec -- sh -c "env >env.out" &&
+	mv rules.saved rules.yaml &&
+	reload_proxy &&
+	test "$rc" = 0 &&
+	test_grep "^ACME_API_KEY=$SECRET_VALUE\$" env.out
+'
+
 test_expect_success 'a -e name that is not set is skipped with a note' '
 	run_exec -e UNSET_6001 -- sh -c "env >env.out" &&
 	test "$rc" = 0 &&

@@ -168,6 +168,7 @@ test_expect_success 'a policy that would widen the rules is refused, naming the 
 test_expect_success 'bad policies are refused with where and why, and no run is made' '
 	for p in "{\"version\": 1, \"allow\": [\"a..b\"]}" "{\"version\": 1, \"include\": [\"x.yaml\"]}" \
 		"{\"version\": 1, \"mode\": \"report\"}" "{\"version\": 1, \"providers\": {\"x\": {\"env\": [\"X\"]}}}" \
+		"{\"version\": 1, \"gateway\": {\"anthropic\": \"on\"}}" \
 		"{\"allow\": " "[1, 2]"
 	do
 		register run-bad $TOK "$p" &&

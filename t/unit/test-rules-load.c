@@ -7,8 +7,12 @@
  * it refuses and where, the entries in order, the default ports, and
  * rules_dump() read back to a set that dumps the same text and decides the
  * same, for the shipped rules and for a small set with every kind of
- * entry.  The messages themselves are checked through the CLI by
- * t/t1001-rules-check.sh.
+ * entry.  Then the provider gateway: every key of a provider's gateway
+ * and of `gateway:` read, each bad form refused with its message and
+ * place, `gateway:` refused in an included file and in a policy, and
+ * before or after the include that defines its provider, and the dump of
+ * it all loaded back to the same.  The messages themselves are checked
+ * through the CLI by t/t1001-rules-check.sh.
  */
 #include "config.h"
 
@@ -697,6 +701,42 @@ where_check(const struct rules *r, struct rules *back, const char *what)
 	free(text);
 }
 
+/* Two strings equal, either or both NULL. */
+static int
+str_same(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Everything two providers hold is the same. */
+static int
+provider_same(const struct rules_provider *p, const struct rules_provider *q)
+{
+	const struct rules_broker *a = p->broker, *b = q->broker;
+	size_t j;
+
+	if (!str_same(p->name, q->name) || p->env_count != q->env_count ||
+	    !str_same(p->api, q->api) || p->api_port != q->api_port ||
+	    p->base_url_count != q->base_url_count ||
+	    p->key_header_count != q->key_header_count ||
+	    (a == NULL) != (b == NULL) || p->gateway != q->gateway)
+		return 0;
+	for (j = 0; j < p->env_count; j++)
+		if (strcmp(p->env[j], q->env[j]) != 0)
+			return 0;
+	for (j = 0; j < p->base_url_count; j++)
+		if (strcmp(p->base_url[j].var, q->base_url[j].var) != 0 ||
+		    strcmp(p->base_url[j].path, q->base_url[j].path) != 0)
+			return 0;
+	for (j = 0; j < p->key_header_count; j++)
+		if (strcmp(p->key_headers[j], q->key_headers[j]) != 0)
+			return 0;
+	return a == NULL || (strcmp(a->env, b->env) == 0 &&
+	    strcmp(a->header, b->header) == 0 &&
+	    strcmp(a->scheme, b->scheme) == 0 &&
+	    strcmp(a->prefix, b->prefix) == 0 && a->length == b->length);
+}
+
 /*
  * Dumps `r`, loads the dump and dumps that again: the two texts must be
  * the same, and so must what the two sets hold.  Returns the loaded dump
@@ -761,12 +801,10 @@ round_trip(const struct rules *r, const char *what, char **text)
 	for (i = 0; same && i < rules_provider_count(r); i++) {
 		p = rules_provider_get(r, i);
 		q = rules_provider_get(back, i);
-		same = strcmp(p->name, q->name) == 0 &&
-		    p->env_count == q->env_count;
-		for (j = 0; same && j < p->env_count; j++)
-			same = strcmp(p->env[j], q->env[j]) == 0;
+		same = provider_same(p, q);
 	}
-	tap_ok(same, "%s: the same providers and env", what);
+	tap_ok(same, "%s: the same providers, env, gateway keys and gateway",
+	    what);
 	return back;
 }
 
@@ -820,8 +858,15 @@ test_dump_default(void)
 		return;
 	}
 	tap_ok(strstr(text, "  \"providers\": {\n    \"anthropic\": "
-	    "{\"env\": [\"ANTHROPIC_API_KEY\", ") != NULL,
-	    "default.yaml: providers with their env only");
+	    "{\"env\": [\"ANTHROPIC_API_KEY\", ") != NULL &&
+	    strstr(text, "\"api\": \"api.anthropic.com\", \"base-url\": "
+	    "[\"ANTHROPIC_BASE_URL\"], \"key-headers\": [\"x-api-key\", "
+	    "\"authorization\"], \"broker\": {\"env\": "
+	    "\"ANTHROPIC_API_KEY\", \"header\": \"x-api-key\", "
+	    "\"prefix\": \"sk-ant-api03-\", \"length\": 108}}") != NULL,
+	    "default.yaml: providers with their env and gateway keys");
+	tap_ok(strstr(text, "\"gateway\"") == NULL,
+	    "default.yaml: no gateway switched on, none dumped");
 	for (i = 0; i < sizeof(default_cases) / sizeof(default_cases[0]);
 	    i++) {
 		tap_is_str(decision_text(r, default_cases[i].dest, a,
@@ -979,6 +1024,558 @@ test_dump_small(void)
 	free(text);
 }
 
+/* ---------------------------------------------------- the gateway keys */
+
+static const char gw_yaml[] =
+    "version: 1\n"
+    "gateway:\n"
+    "  acme: broker\n"
+    "  six: on\n"
+    "  plain: off\n"
+    "providers:\n"
+    "  acme:\n"
+    "    hosts: [api.acme.example]\n"
+    "    env: [ACME_KEY]\n"
+    "    api: API.Acme.Example.:8443\n"
+    "    base-url: [ACME_URL=/v1, ACME_BASE,\n"
+    "      \"ACME_X=/a/%7e:@!$&'()*+,;=-._~\"]\n"
+    "    key-headers: [X-Api-Key, authorization]\n"
+    "    broker:\n"
+    "      env: ACME_KEY\n"
+    "      header: Authorization\n"
+    "      scheme: Bearer\n"
+    "      prefix: ak-\n"
+    "      length: 40\n"
+    "  six:\n"
+    "    api: \"[2001:DB8::1]\"\n"
+    "    key-headers: [x-key]\n"
+    "    broker: {env: SIX, header: x-key, scheme: \"\", prefix: \"s!x\", "
+    "length: 20}\n"
+    "  plain: {env: [PLAIN_KEY]}\n";
+
+static const char gw_json[] =
+    "{\n"
+    "  \"version\": 1,\n"
+    "  \"mode\": \"enforce\",\n"
+    "  \"ports\": [443, 80],\n"
+    "  \"allow\": [\n"
+    "    \"api.acme.example\"\n"
+    "  ],\n"
+    "  \"deny\": [],\n"
+    "  \"providers\": {\n"
+    "    \"acme\": {\"env\": [\"ACME_KEY\"], \"api\": "
+    "\"api.acme.example:8443\", \"base-url\": [\"ACME_URL=/v1\", "
+    "\"ACME_BASE\", \"ACME_X=/a/%7e:@!$&'()*+,;=-._~\"], \"key-headers\": "
+    "[\"x-api-key\", \"authorization\"], \"broker\": {\"env\": "
+    "\"ACME_KEY\", \"header\": \"authorization\", \"scheme\": \"Bearer\", "
+    "\"prefix\": \"ak-\", \"length\": 40}},\n"
+    "    \"six\": {\"env\": [], \"api\": \"[2001:db8::1]\", "
+    "\"key-headers\": [\"x-key\"], \"broker\": {\"env\": \"SIX\", "
+    "\"header\": \"x-key\", \"prefix\": \"s!x\", \"length\": 20}},\n"
+    "    \"plain\": {\"env\": [\"PLAIN_KEY\"]}\n"
+    "  },\n"
+    "  \"gateway\": {\n"
+    "    \"acme\": \"broker\",\n"
+    "    \"six\": \"on\"\n"
+    "  }\n"
+    "}\n";
+
+static void
+test_gateway_keys(void)
+{
+	struct rules *r, *back;
+	struct rules_error err;
+	const struct rules_provider *p;
+	char *text, buf[RULES_ERROR_MAX + 128];
+
+	if (!tap_is_int(load_text(gw_yaml, 0, &r, &err), 0,
+	    "gateway: every key loads")) {
+		tap_diag("%s", rules_error_str(&err, buf, sizeof(buf)));
+		return;
+	}
+	p = rules_provider_find(r, "acme", 4);
+	tap_ok(p != NULL && p == rules_provider_get(r, 0),
+	    "rules_provider_find() finds a provider");
+	tap_ok(rules_provider_find(r, "acmeX", 4) == p,
+	    "rules_provider_find() reads len bytes only");
+	tap_ok(rules_provider_find(r, "acm", 3) == NULL &&
+	    rules_provider_find(r, "nope", 4) == NULL &&
+	    rules_provider_find(r, "", 0) == NULL,
+	    "rules_provider_find(): NULL for another name");
+	if (p == NULL)
+		goto out;
+	tap_is_str(p->api, "api.acme.example", "api: the canonical host");
+	tap_is_int(p->api_port, 8443, "api: its port");
+	tap_ok(p->base_url_count == 3 &&
+	    strcmp(p->base_url[0].var, "ACME_URL") == 0 &&
+	    strcmp(p->base_url[0].path, "/v1") == 0 &&
+	    strcmp(p->base_url[1].var, "ACME_BASE") == 0 &&
+	    strcmp(p->base_url[1].path, "") == 0 &&
+	    strcmp(p->base_url[2].path, "/a/%7e:@!$&'()*+,;=-._~") == 0,
+	    "base-url: variables, paths, \"\" for none");
+	tap_ok(p->key_header_count == 2 &&
+	    strcmp(p->key_headers[0], "x-api-key") == 0 &&
+	    strcmp(p->key_headers[1], "authorization") == 0,
+	    "key-headers: lowercase, in order");
+	tap_ok(p->broker != NULL && strcmp(p->broker->env, "ACME_KEY") == 0 &&
+	    strcmp(p->broker->header, "authorization") == 0 &&
+	    strcmp(p->broker->scheme, "Bearer") == 0 &&
+	    strcmp(p->broker->prefix, "ak-") == 0 && p->broker->length == 40,
+	    "broker: env, header (lowercase), scheme, prefix, length");
+	tap_is_int(p->gateway, RULES_GATEWAY_BROKER, "gateway: broker");
+	tap_ok(decides(r, "api.acme.example", RULES_ALLOW) &&
+	    decides(r, "api.acme.example:8443", RULES_DENY),
+	    "api is no allow entry: hosts are");
+
+	p = rules_provider_find(r, "six", 3);
+	tap_ok(p != NULL && strcmp(p->api, "[2001:db8::1]") == 0 &&
+	    p->api_port == 443 && p->base_url_count == 0 &&
+	    p->broker != NULL && strcmp(p->broker->scheme, "") == 0 &&
+	    p->broker->length == 20 && p->gateway == RULES_GATEWAY_ON,
+	    "an IPv6 api, port 443 by default, an empty scheme, gateway on");
+	p = rules_provider_find(r, "plain", 5);
+	tap_ok(p != NULL && p->api == NULL && p->api_port == 0 &&
+	    p->base_url == NULL && p->base_url_count == 0 &&
+	    p->key_headers == NULL && p->key_header_count == 0 &&
+	    p->broker == NULL && p->gateway == RULES_GATEWAY_OFF,
+	    "a provider without a gateway: its fields empty, off");
+
+	if ((back = round_trip(r, "gateway set", &text)) != NULL) {
+		tap_is_str(text, gw_json, "gateway set: the dump");
+		rules_free(back);
+	}
+	free(text);
+ out:
+	rules_free(r);
+}
+
+/*
+ * Each bad form: the text, where the error is (its line, and the first
+ * text on that line the error points at), and its message.
+ */
+static const struct {
+	const char	*text;
+	unsigned long	 line;
+	const char	*at;
+	const char	*msg;
+} gw_bad[] = {
+	/* gateway: */
+	{ "version: 1\ngateway: {acme: on}\nproviders: {b: {}, a: {}}\n",
+	  2, "acme",
+	  "gateway: provider 'acme' is not defined (defined: b, a)" },
+	{ "version: 1\ngateway:\n  acme: off\n",
+	  3, "acme",
+	  "gateway: provider 'acme' is not defined (no provider is defined)" },
+	{ "version: 1\nproviders: {acme: {hosts: [a.example]}}\n"
+	  "gateway: {acme: on}\n",
+	  3, "acme",
+	  "gateway: provider 'acme' has no 'api': the gateway cannot reach it" },
+	{ "version: 1\nproviders: {acme: {hosts: [a.example]}}\n"
+	  "gateway: {acme: broker}\n",
+	  3, "acme",
+	  "gateway: provider 'acme' has no 'api': the gateway cannot reach it" },
+	{ "version: 1\nproviders: {acme: {api: a.example}}\n"
+	  "gateway: {acme: broker}\n",
+	  3, "acme",
+	  "gateway: provider 'acme' has no 'broker': its key cannot be "
+	  "brokered" },
+	{ "version: 1\nproviders: {acme: {api: a.example}}\n"
+	  "gateway: {acme: yes}\n",
+	  3, "yes",
+	  "found gateway 'yes' for provider 'acme': expected on, off or broker" },
+	{ "version: 1\nproviders: {acme: {api: a.example}}\n"
+	  "gateway: {acme: [on]}\n",
+	  3, "[on]",
+	  "found a list: expected on, off or broker" },
+	{ "version: 1\nproviders: {acme: {api: a.example}}\n"
+	  "gateway: {acme: on, acme: off}\n",
+	  3, "acme: off",
+	  "gateway: provider 'acme' listed twice (first at line 3)" },
+	{ "version: 1\ngateway: {Acme: on}\n",
+	  2, "Acme",
+	  "found provider name 'Acme': expected lowercase letters, digits and "
+	  "'-'" },
+	{ "version: 1\ngateway: [acme]\n",
+	  2, "[acme]",
+	  "found a list: expected a mapping of provider names to on, off or "
+	  "broker" },
+	/* api */
+	{ "version: 1\nproviders: {acme: {api: \"*.a.example\"}}\n",
+	  2, "\"*.",
+	  "api '*.a.example': expected one host, not a wildcard" },
+	{ "version: 1\nproviders: {acme: {api: \"**.a.example\"}}\n",
+	  2, "\"**",
+	  "api '**.a.example': expected one host, not a wildcard" },
+	{ "version: 1\nproviders: {acme: {api: 10.0.0.0/8}}\n",
+	  2, "10.0",
+	  "api '10.0.0.0/8': expected one host, not a CIDR block" },
+	{ "version: 1\nproviders: {acme: {api: \"a.example:443,80\"}}\n",
+	  2, "\"a.example:443",
+	  "api 'a.example:443,80': port must be a decimal number from 1 to "
+	  "65535" },
+	{ "version: 1\nproviders: {acme: {api: a_b.example}}\n",
+	  2, "a_b",
+	  "api 'a_b.example': character not allowed in a name (letters, "
+	  "digits, '-' and '.' only)" },
+	{ "version: 1\nproviders: {acme: {api: [a.example]}}\n",
+	  2, "[a.example]",
+	  "found a list: expected a host (HOST or HOST:PORT)" },
+	/* base-url */
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [X-Y]}}\n",
+	  2, "X-Y",
+	  "found base-url 'X-Y': expected an environment variable name, or "
+	  "NAME=/PATH" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [=/v1]}}\n",
+	  2, "=/v1",
+	  "found base-url '=/v1': expected an environment variable name, or "
+	  "NAME=/PATH" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [X=v1]}}\n",
+	  2, "X=v1",
+	  "base-url 'X=v1': the path must start with '/'" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [X=]}}\n",
+	  2, "X=]",
+	  "base-url 'X=': the path must start with '/'" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [\"X=/v1?a=b\"]}}"
+	  "\n",
+	  2, "\"X=",
+	  "base-url 'X=/v1?a=b': '?' in the path: expected URL path "
+	  "characters (no '?', '#', spaces or control bytes; '%' with two hex "
+	  "digits)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [\"X=/v1#a\"]}}\n",
+	  2, "\"X=",
+	  "base-url 'X=/v1#a': '#' in the path: expected URL path characters "
+	  "(no '?', '#', spaces or control bytes; '%' with two hex digits)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [\"X=/a b\"]}}\n",
+	  2, "\"X=",
+	  "base-url 'X=/a b': ' ' in the path: expected URL path characters "
+	  "(no '?', '#', spaces or control bytes; '%' with two hex digits)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [\"X=/a\\tb\"]}}"
+	  "\n",
+	  2, "\"X=",
+	  "base-url 'X=/a\\x09b': '\\x09' in the path: expected URL path "
+	  "characters (no '?', '#', spaces or control bytes; '%' with two hex "
+	  "digits)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [\"X=/a%zz\"]}}\n",
+	  2, "\"X=",
+	  "base-url 'X=/a%zz': '%' in the path: expected URL path characters "
+	  "(no '?', '#', spaces or control bytes; '%' with two hex digits)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [\"X=/a\\0\"]}}"
+	  "\n",
+	  2, "\"X=",
+	  "base-url 'X=/a\\x00': '\\x00' in the path: expected URL path "
+	  "characters (no '?', '#', spaces or control bytes; '%' with two hex "
+	  "digits)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: "
+	  "[\"X=/\\u00e9\"]}}\n",
+	  2, "\"X=",
+	  "base-url 'X=/\xc3\xa9': a non-ASCII character in the path: "
+	  "expected URL path characters (no '?', '#', spaces or control "
+	  "bytes; '%' with two hex digits)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: [X, X=/v1]}}\n",
+	  2, "X=/v1",
+	  "base-url: variable 'X' listed twice" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: "
+	  "[A, B, C, D, E, F, G, H, I]}}\n",
+	  2, "I]",
+	  "more than 8 base-url variables" },
+	{ "version: 1\nproviders: {acme: {api: a.b, base-url: X}}\n",
+	  2, "X}",
+	  "found 'X': expected a list of variable names" },
+	/* key-headers */
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [\"x y\"]}}\n",
+	  2, "\"x y",
+	  "found key header 'x y': expected an HTTP header name (letters, "
+	  "digits and !#$%&'*+-.^_`|~, at most 64 bytes)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [\"x:y\"]}}\n",
+	  2, "\"x:y",
+	  "found key header 'x:y': expected an HTTP header name (letters, "
+	  "digits and !#$%&'*+-.^_`|~, at most 64 bytes)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [X-Key, "
+	  "x-KEY]}}\n",
+	  2, "x-KEY",
+	  "key header 'x-KEY' listed twice" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: "
+	  "[a, b, c, d, e, f, g, h, i]}}\n",
+	  2, "i]",
+	  "more than 8 key headers" },
+	/* the gateway's keys need api */
+	{ "version: 1\nproviders: {acme: {hosts: [a.b], key-headers: [x]}}\n",
+	  2, "key-headers",
+	  "key 'key-headers' in provider 'acme' without 'api': the gateway "
+	  "needs the host it forwards to" },
+	{ "version: 1\nproviders: {acme: {base-url: [X]}}\n",
+	  2, "base-url",
+	  "key 'base-url' in provider 'acme' without 'api': the gateway needs "
+	  "the host it forwards to" },
+	/* broker */
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: b, prefix: p, length: 40}}}\n",
+	  2, "b, prefix",
+	  "broker header 'b' of provider 'acme' is not one of its key-headers "
+	  "(a)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, broker: "
+	  "{env: K, header: b, prefix: p, length: 40}}}\n",
+	  2, "b, prefix",
+	  "broker header 'b' of provider 'acme' is not one of its key-headers "
+	  "(none)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: p}}}\n",
+	  2, "{env",
+	  "the broker of provider 'acme' has no 'length' (expected env, "
+	  "header, prefix and length)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{header: a, prefix: p, length: 40}}}\n",
+	  2, "{header",
+	  "the broker of provider 'acme' has no 'env' (expected env, header, "
+	  "prefix and length)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, length: 40}}}\n",
+	  2, "{env",
+	  "the broker of provider 'acme' has no 'prefix' (expected env, "
+	  "header, prefix and length)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, prefix: p, length: 40}}}\n",
+	  2, "{env",
+	  "the broker of provider 'acme' has no 'header' (expected env, "
+	  "header, prefix and length)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K-1, header: a, prefix: p, length: 40}}}\n",
+	  2, "K-1",
+	  "found broker env 'K-1': expected an environment variable name "
+	  "(letters, digits, '_')" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: \"a b\", prefix: p, length: 40}}}\n",
+	  2, "\"a b",
+	  "found broker header 'a b': expected an HTTP header name" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, scheme: \"Bearer x\", prefix: p, length: 40}}}\n",
+	  2, "\"Bearer x",
+	  "found broker scheme 'Bearer x': expected one word, such as Bearer, "
+	  "or \"\"" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: \"a b\", length: 40}}}\n",
+	  2, "\"a b",
+	  "found broker prefix 'a b': expected 1 to 64 printable ASCII "
+	  "characters without spaces" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: \"\", length: 40}}}\n",
+	  2, "\"\"",
+	  "found broker prefix '': expected 1 to 64 printable ASCII "
+	  "characters without spaces" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: \"\\u00e9\", length: 40}}}\n",
+	  2, "\"\\u00e9",
+	  "found broker prefix '\xc3\xa9': expected 1 to 64 printable ASCII "
+	  "characters without spaces" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: "
+	  "\"0123456789012345678901234567890123456789012345678901234567890123"
+	  "4\", length: 100}}}\n",
+	  2, "\"0123",
+	  "found broker prefix "
+	  "'01234567890123456789012345678901234567890123456789012345678901234': "
+	  "expected 1 to 64 printable ASCII characters without spaces" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: p, length: \"40\"}}}\n",
+	  2, "\"40",
+	  "found the string '40': expected a number (write it without quotes)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: p, length: 19}}}\n",
+	  2, "19",
+	  "found broker length '19': expected a number from 20 to 512" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: p, length: 513}}}\n",
+	  2, "513",
+	  "found broker length '513': expected a number from 20 to 512" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: p, length: 040}}}\n",
+	  2, "040",
+	  "found broker length '040': expected a number from 20 to 512" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: p, length: -40}}}\n",
+	  2, "-40",
+	  "found broker length '-40': expected a number from 20 to 512" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: abcdef, length: 22}}}\n",
+	  2, "22",
+	  "broker length 22: expected more than the prefix's 6 bytes plus 16" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, header: a, prefix: p, length: 40, size: 1}}}\n",
+	  2, "size",
+	  "unknown key 'size' in the broker of provider 'acme' (expected env, "
+	  "header, scheme, prefix or length)" },
+	{ "version: 1\nproviders: {acme: {api: a.b, key-headers: [a], broker: "
+	  "{env: K, env: L}}}\n",
+	  2, "env: L",
+	  "duplicate key 'env' in the broker of provider 'acme'" },
+	{ "version: 1\nproviders: {acme: {api: a.b, broker: on}}\n",
+	  2, "on}",
+	  "found 'on': expected a mapping with env, header, prefix and length "
+	  "(and scheme)" },
+	/* the provider's keys */
+	{ "version: 1\nproviders: {acme: {api: a.b, api: c.d}}\n",
+	  2, "api: c.d",
+	  "duplicate key 'api' in provider 'acme'" },
+	{ "version: 1\nproviders: {acme: {api: a.b, apis: c.d}}\n",
+	  2, "apis",
+	  "unknown key 'apis' in provider 'acme' (expected hosts, env, api, "
+	  "base-url, key-headers or broker)" },
+};
+
+/* The column of the first `at` on line `line` of text, 1-based. */
+static unsigned long
+col_at(const char *text, unsigned long line, const char *at)
+{
+	const char *p = text, *q;
+
+	while (--line > 0 && (p = strchr(p, '\n')) != NULL)
+		p++;
+	if (p == NULL || (q = strstr(p, at)) == NULL)
+		return 0;
+	return (unsigned long)(q - p) + 1;
+}
+
+/* Each bad form refused at its place, with no set. */
+static void
+test_gateway_refused(void)
+{
+	size_t i;
+	char what[64];
+
+	for (i = 0; i < sizeof(gw_bad) / sizeof(gw_bad[0]); i++) {
+		snprintf(what, sizeof(what), "gateway error %zu", i);
+		refused(gw_bad[i].text, 0, gw_bad[i].line,
+		    col_at(gw_bad[i].text, gw_bad[i].line, gw_bad[i].at),
+		    gw_bad[i].msg, what);
+	}
+	refused("version: 1\ngateway: {}\n", RULES_LOAD_POLICY, 2, 1,
+	    "gateway: a run's policy cannot switch the provider gateway (the "
+	    "operator's rules do)", "gateway in a policy");
+	refused("{\"version\": 1, \"gateway\": {\"anthropic\": \"on\"}}",
+	    RULES_LOAD_POLICY, 1, 16, "gateway: a run's policy cannot switch "
+	    "the provider gateway (the operator's rules do)",
+	    "gateway in a JSON policy");
+}
+
+/*
+ * Files: `gateway:` before or after the include that defines its
+ * provider, refused in an included file, and an error found once the
+ * whole set is loaded leaving nothing behind.
+ */
+static void
+test_gateway_files(void)
+{
+	struct rules *r = (struct rules *)&r;
+	struct rules_error err;
+	const struct rules_provider *p;
+	char buf[RULES_ERROR_MAX + RULES_PATH_MAX];
+
+	write_file("gw-prov.yaml",
+	    "version: 1\n"
+	    "providers:\n"
+	    "  acme:\n"
+	    "    hosts: [api.acme.example]\n"
+	    "    api: api.acme.example\n"
+	    "    key-headers: [authorization]\n"
+	    "    broker: {env: ACME_KEY, header: authorization, "
+	    "scheme: Bearer, prefix: ak-, length: 40}\n");
+	write_file("gw-before.yaml",
+	    "version: 1\ngateway: {acme: broker}\ninclude: gw-prov.yaml\n");
+	write_file("gw-after.yaml",
+	    "version: 1\ninclude: gw-prov.yaml\ngateway: {acme: on}\n");
+	if (tap_is_int(load("gw-before.yaml", &r, &err), 0,
+	    "gateway: before the include that defines its provider")) {
+		p = rules_provider_find(r, "acme", 4);
+		tap_ok(p != NULL && p->gateway == RULES_GATEWAY_BROKER,
+		    "and switched on");
+		rules_free(r);
+	} else
+		tap_diag("%s", rules_error_str(&err, buf, sizeof(buf)));
+	if (tap_is_int(load("gw-after.yaml", &r, &err), 0,
+	    "gateway: after it")) {
+		p = rules_provider_find(r, "acme", 4);
+		tap_ok(p != NULL && p->gateway == RULES_GATEWAY_ON,
+		    "and switched on");
+		rules_free(r);
+	} else
+		tap_diag("%s", rules_error_str(&err, buf, sizeof(buf)));
+
+	write_file("gw-inc.yaml", "version: 1\nallow: [a.example]\n\n"
+	    "gateway: {acme: on}\n");
+	write_file("gw-top.yaml", "version: 1\ninclude: [gw-prov.yaml, "
+	    "gw-inc.yaml]\n");
+	r = (struct rules *)&r;
+	tap_ok(load("gw-top.yaml", &r, &err) == -1 && r == NULL,
+	    "gateway in an included file: refused, no set");
+	tap_is_str(err.file, path_of("gw-inc.yaml"), "named by its file");
+	tap_ok(err.line == 4 && err.col == 1, "at the key: %lu:%lu", err.line,
+	    err.col);
+	tap_is_str(err.msg, "key 'gateway' in an included file: only the "
+	    "top-level rule file may set it", "with the reason");
+
+	/* Found after every file loaded: the top file's place, no set. */
+	write_file("gw-late.yaml", "version: 1\nallow: [x.example]\n"
+	    "gateway:\n  acme: on\n  other: on\ninclude: gw-prov.yaml\n");
+	r = (struct rules *)&r;
+	tap_ok(load("gw-late.yaml", &r, &err) == -1 && r == NULL,
+	    "an undefined provider, known once all is loaded: no set");
+	tap_is_str(rules_error_str(&err, buf, sizeof(buf)) +
+	    strlen(tmpdir) + 1, "gw-late.yaml:5:3: gateway: provider 'other' "
+	    "is not defined (defined: acme)", "named at its place");
+}
+
+static void
+test_gateway_default(void)
+{
+	const char *top = getenv("top_srcdir");
+	struct rules *r, *back;
+	struct rules_error err;
+	const struct rules_provider *p;
+	char text[RULES_PATH_MAX + 256], *dump, buf[RULES_ERROR_MAX + 128];
+	size_t i;
+	int ok = 1;
+
+	/* The shipped providers, two of them switched on. */
+	snprintf(text, sizeof(text), "version: 1\n"
+	    "include: %s/rules/providers.yaml\n"
+	    "gateway: {anthropic: on, openai: broker, google: broker, "
+	    "groq: broker, openrouter: broker, mistral: on, bedrock: off}\n",
+	    top != NULL && top[0] == '/' ? top : getenv("PWD"));
+	write_file("gw-default.yaml", text);
+	if (!tap_is_int(load("gw-default.yaml", &r, &err), 0,
+	    "the shipped providers with their gateways on")) {
+		tap_diag("%s", rules_error_str(&err, buf, sizeof(buf)));
+		return;
+	}
+	for (i = 0; i < rules_provider_count(r); i++) {
+		p = rules_provider_get(r, i);
+		if ((strcmp(p->name, "bedrock") == 0 ||
+		    strcmp(p->name, "vertex") == 0) !=
+		    (p->api == NULL && p->gateway == RULES_GATEWAY_OFF)) {
+			tap_diag("provider %s", p->name);
+			ok = 0;
+		}
+	}
+	tap_ok(ok, "every shipped provider but bedrock and vertex has a "
+	    "gateway");
+	p = rules_provider_find(r, "openai", 6);
+	tap_ok(p != NULL && p->base_url_count == 1 &&
+	    strcmp(p->base_url[0].var, "OPENAI_BASE_URL") == 0 &&
+	    strcmp(p->base_url[0].path, "/v1") == 0 && p->broker != NULL &&
+	    strcmp(p->broker->scheme, "Bearer") == 0 &&
+	    p->gateway == RULES_GATEWAY_BROKER, "openai: /v1, Bearer, broker");
+	if ((back = round_trip(r, "shipped gateways", &dump)) != NULL) {
+		tap_ok(strstr(dump, "  \"gateway\": {\n    \"anthropic\": \"on\","
+		    "\n    \"openai\": \"broker\",\n") != NULL,
+		    "shipped gateways: in the dump, off left out");
+		tap_ok(strstr(dump, "\"bedrock\": \"off\"") == NULL,
+		    "shipped gateways: off is not dumped");
+		rules_free(back);
+	}
+	free(dump);
+	rules_free(r);
+}
+
 static void
 cleanup(void)
 {
@@ -1008,6 +1605,10 @@ main(void)
 	test_entry_at();
 	test_dump_default();
 	test_dump_small();
+	test_gateway_keys();
+	test_gateway_refused();
+	test_gateway_files();
+	test_gateway_default();
 	cleanup();
 	return tap_done();
 }
