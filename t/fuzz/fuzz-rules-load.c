@@ -3,7 +3,8 @@
  * input as its text, written to top.yaml in the harness's private
  * directory (fuzz_tmpdir(), made once).  Two more files sit beside it for
  * includes to find: inc.yaml, which includes leaf.yaml, which defines a
- * provider.  A loaded set then decides a few destinations, classifies a
+ * provider with a gateway (`gateway: {leaf: broker}` in the input finds
+ * it).  A loaded set then decides a few destinations, classifies a
  * few addresses and is compared with itself by rules_tightens().
  *
  * Includes must not reach outside that directory: an input is not loaded
@@ -44,7 +45,12 @@ static const char leaf_yaml[] =
     "providers:\n"
     "  leaf:\n"
     "    hosts: [api.leaf.example]\n"
-    "    env: [LEAF_API_KEY]\n";
+    "    env: [LEAF_API_KEY]\n"
+    "    api: api.leaf.example\n"
+    "    base-url: [LEAF_BASE_URL]\n"
+    "    key-headers: [authorization]\n"
+    "    broker: {env: LEAF_API_KEY, header: authorization, "
+    "scheme: Bearer, prefix: leaf-, length: 40}\n";
 
 static const char *const hostports[] = {
 	"api.example.com:443", "a.inc.example.com", "bad.inc.example.com:80",
