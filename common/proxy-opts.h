@@ -38,6 +38,8 @@
 	    NULL, "serve the DNS filter there (port 53 by default)") \
 	X("transparent-bind", TEXT, transparent_text, "ADDR:PORT,...", NULL, \
 	    0, 0, NULL, "take connections nftables redirects there") \
+	X("gateway-ca", TEXT, gateway_ca, "FILE", NULL, 0, 0, NULL, \
+	    "trust the CA certificates in FILE too (provider gateway)") \
 	X("resolv-conf", TEXT, resolv_conf, "FILE", "/etc/resolv.conf", 0, 0, \
 	    "INTUTIC_RESOLV_CONF", "the name servers to ask") \
 	X("hosts", TEXT, hosts_file, "FILE", "/etc/hosts", 0, 0, \

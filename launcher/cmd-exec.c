@@ -260,6 +260,62 @@ envv_free(struct envv *e)
 	free(e->v);
 }
 
+/*
+ * The provider gateway's base URLs: for each provider the rules' `gateway:`
+ * switches on, its base-URL variables point at the proxy's
+ * /r/RUN:TOKEN/providers/NAME (and the variable's own path), so the agent's
+ * calls are audited per call.  They are set before the provider variables
+ * are passed, so they win over the user's own, which is said once.
+ */
+static int
+exec_gateway_env(const struct exec_run *run, struct envv *e, const char *host,
+    unsigned int port)
+{
+	const struct rules_provider *pv;
+	const struct rules_base_url *b;
+	char url[LOCATE_URL_MAX + sizeof(run->id) + sizeof(run->token) + 256];
+	const char *v;
+	size_t i, j;
+
+	for (i = 0; i < rules_provider_count(run->rules); i++) {
+		pv = rules_provider_get(run->rules, i);
+		if (pv->gateway == RULES_GATEWAY_OFF || pv->api == NULL)
+			continue;
+		for (j = 0; j < pv->base_url_count; j++) {
+			b = &pv->base_url[j];
+			snprintf(url, sizeof(url), "http://%s:%u/r/%s:%s/providers/"
+			    "%s%s", host, port, run->id, run->token, pv->name,
+			    b->path);
+			v = getenv(b->var);
+			if (v != NULL && *v != '\0' && strcmp(v, url) != 0)
+				error("%s is set; the command gets the provider "
+				    "gateway's instead (the rules' `gateway: "
+				    "{%s: ...}`)", b->var, pv->name);
+			if (envv_set(e, b->var, url) != 0) {
+				explicit_bzero(url, sizeof(url));
+				return -1;
+			}
+		}
+	}
+	explicit_bzero(url, sizeof(url));
+	return 0;
+}
+
+/* NO_PROXY: loopback, and the proxy's host itself when it is not that. */
+static int
+exec_no_proxy(struct envv *e, const char *host)
+{
+	char list[sizeof(EXEC_NO_PROXY) + LOCATE_URL_MAX + 2];
+
+	if (strcmp(host, "127.0.0.1") == 0 || strcmp(host, "localhost") == 0 ||
+	    strcmp(host, "::1") == 0 || strcmp(host, "[::1]") == 0)
+		snprintf(list, sizeof(list), "%s", EXEC_NO_PROXY);
+	else
+		snprintf(list, sizeof(list), "%s,%s", EXEC_NO_PROXY, host);
+	return envv_set(e, "NO_PROXY", list) != 0 ||
+	    envv_set(e, "no_proxy", list) != 0 ? -1 : 0;
+}
+
 /* See sandbox/backend.h. */
 int
 exec_env(const struct exec_run *run, struct envv *e, const char *host,
@@ -289,8 +345,8 @@ exec_env(const struct exec_run *run, struct envv *e, const char *host,
 	for (i = 0; i < 6; i++)
 		if (envv_set(e, env_ours[i], url) != 0)
 			goto out;
-	if (envv_set(e, "NO_PROXY", EXEC_NO_PROXY) != 0 ||
-	    envv_set(e, "no_proxy", EXEC_NO_PROXY) != 0 ||
+	if (exec_no_proxy(e, host) != 0 ||
+	    exec_gateway_env(run, e, host, port) != 0 ||
 	    envv_set(e, "NODE_USE_ENV_PROXY", "1") != 0 ||
 	    envv_set(e, "INTUTIC_RUN", run->id) != 0 ||
 	    envv_set(e, "INTUTIC_PROXY_URL", plain) != 0)

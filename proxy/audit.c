@@ -175,6 +175,62 @@ put_num(struct line *l, const char *key, int64_t v)
 		put_u64(l, (uint64_t)v);
 }
 
+/* "key":MS with three decimals from microseconds, or "key":null */
+static void
+put_ms(struct line *l, const char *key, int64_t us)
+{
+	char frac[4];
+
+	if (us < 0) {
+		put_key(l, key);
+		PUT_LIT(l, "null");
+		return;
+	}
+	put_num(l, key, us / 1000);
+	frac[0] = '.';
+	frac[1] = (char)('0' + us / 100 % 10);
+	frac[2] = (char)('0' + us / 10 % 10);
+	frac[3] = (char)('0' + us % 10);
+	put_raw(l, frac, sizeof(frac));
+}
+
+static void
+put_bool(struct line *l, const char *key, int v)
+{
+	put_key(l, key);
+	if (v < 0)
+		PUT_LIT(l, "null");
+	else if (v)
+		PUT_LIT(l, "true");
+	else
+		PUT_LIT(l, "false");
+}
+
+static void
+put_call(struct line *l, const struct audit_call *c)
+{
+	put_str(l, "provider", c->provider);
+	put_str(l, "method", c->method);
+	put_str(l, "path", c->path);
+	put_str(l, "model", c->model);
+	put_str(l, "model_response", c->model_response);
+	put_str(l, "request_id", c->request_id);
+	put_ms(l, "ttfb_ms", c->ttfb_us);
+	put_ms(l, "latency_ms", c->latency_us);
+	put_bool(l, "stream", c->stream);
+	put_num(l, "input_tokens", c->input_tokens);
+	put_num(l, "output_tokens", c->output_tokens);
+	put_num(l, "cache_read_tokens", c->cache_read_tokens);
+	put_num(l, "cache_write_tokens", c->cache_write_tokens);
+	put_num(l, "reasoning_tokens", c->reasoning_tokens);
+	put_str(l, "usage", c->usage);
+	put_str(l, "stop", c->stop);
+	put_str(l, "error", c->error);
+	put_str(l, "key", c->key);
+	put_str(l, "key_mode", c->broker);
+	put_bool(l, "malformed", c->malformed);
+}
+
 int
 audit_write(struct audit *a, const struct audit_record *r)
 {
@@ -229,14 +285,17 @@ audit_write(struct audit *a, const struct audit_record *r)
 		put_str(&l, "project", r->project);
 		put_num(&l, "pid", r->pid);
 	}
+	if (r->call != NULL)
+		put_call(&l, r->call);
 	PUT_LIT(&l, "}\n");
 	if (l.full) {
 		/* Never a cut line: a short record that says so instead. */
 		l.len = 0;
 		l.full = 0;
 		put(&l, "{\"event\":\"%s\",\"id\":%" PRIu64 ",\"truncated\":true}\n",
-		    r->event != NULL && strcmp(r->event, "close") == 0 ?
-		    "close" : "decision", r->id);
+		    r->event != NULL && (strcmp(r->event, "close") == 0 ||
+		    strcmp(r->event, "call") == 0) ? r->event : "decision",
+		    r->id);
 	}
 	pthread_mutex_lock(&a->lock);
 	while (off < l.len) {

@@ -16,6 +16,36 @@
 
 struct audit;
 
+/*
+ * A provider gateway call's own fields (proto "gateway", event "call"):
+ * written when a record's call is set.  Token counts and times are -1
+ * when not known; usage is "final", "partial" or "none".  Never a body,
+ * a prompt, a query string or a header value: key is a fingerprint (a
+ * keyed hash), not any piece of the key.
+ */
+struct audit_call {
+	const char	*provider;
+	const char	*method;
+	const char	*path;		/* without its query */
+	const char	*model;		/* the request's */
+	const char	*model_response;	/* the one the answer names */
+	const char	*request_id;	/* the provider's */
+	int64_t		 ttfb_us;	/* request sent to first byte back */
+	int64_t		 latency_us;	/* request read to answer done */
+	int		 stream;	/* 1, 0, or -1: not known */
+	int64_t		 input_tokens;
+	int64_t		 output_tokens;
+	int64_t		 cache_read_tokens;
+	int64_t		 cache_write_tokens;
+	int64_t		 reasoning_tokens;
+	const char	*usage;
+	const char	*stop;		/* stop reason, finish reason, status */
+	const char	*error;		/* the error type an answer names */
+	const char	*key;		/* the key's fingerprint, or NULL */
+	const char	*broker;	/* "passthrough" | "broker" */
+	int		 malformed;	/* the answer was not what its API says */
+};
+
 /* One record; NULL strings and negative numbers are written as null. */
 struct audit_record {
 	const char	*event;		/* "decision" | "close" | "run" */
@@ -51,6 +81,8 @@ struct audit_record {
 	const char	*command;	/* the command's name */
 	const char	*project;	/* its .intutic.yaml, or NULL */
 	int64_t		 pid;
+	/* Gateway call records only. */
+	const struct audit_call *call;
 };
 
 /*

@@ -11,6 +11,8 @@
  *	way-control.c	the control API, on the control socket only
  *	way-transparent.c  connections nftables redirected: the name from
  *			the first bytes, then as CONNECT after its 200
+ *	way-gateway.c	the provider gateway: /providers/NAME/... to the
+ *			provider's HTTPS API, each call audited
  *	conn-dial.c	for all of them: the run a request carries, the
  *			decision by name, the look-up, the address, the dial
  *
@@ -51,10 +53,13 @@ enum conn_state {
 	CONN_FINISH,		/* writing a last answer, then closing */
 	CONN_WAIT,		/* a control answer waits for a recheck */
 	CONN_SNIFF,		/* transparent: waiting for the first bytes */
+	CONN_GW_TLS,		/* gateway: the TLS handshake with a provider */
+	CONN_GW_RELAY,		/* gateway: after a 101, bytes both ways */
 	CONN_STATE_COUNT
 };
 
 struct conn_way;
+struct conn_gw;
 struct resolve_answers;
 
 /* How a refusal is told to the client (conn_fail()). */
@@ -149,6 +154,8 @@ struct conn {
 	int			 up_keep_alive;
 	int			 resp_until_eof;
 	int			 up_ready;	/* c->up connected to up_host */
+	int			 up_tls;	/* c->up is TLS (the gateway's) */
+	struct conn_gw		*gw;		/* the gateway's call; NULL */
 	char			 up_host[RULES_HOST_TEXT_MAX];
 	char			 up_addr[CONN_ADDR_TEXT_MAX];	/* its address */
 	uint16_t		 up_port;
@@ -218,6 +225,8 @@ extern const struct conn_state_def conn_state_tunnel;	/* way-connect.c */
 extern const struct conn_state_def conn_state_http;	/* way-forward.c */
 extern const struct conn_state_def conn_state_wait;	/* way-control.c */
 extern const struct conn_state_def conn_state_sniff;	/* way-transparent.c */
+extern const struct conn_state_def conn_state_gw_tls;	/* way-gateway.c */
+extern const struct conn_state_def conn_state_gw_relay;	/* way-gateway.c */
 
 /* --- the ways in ---------------------------------------------------------- */
 
@@ -250,6 +259,7 @@ extern const struct conn_way conn_way_api;	/* way-api.c */
 extern const struct conn_way conn_way_control;	/* way-control.c */
 extern const struct conn_way conn_way_forward;	/* way-forward.c */
 extern const struct conn_way conn_way_transparent; /* way-transparent.c */
+extern const struct conn_way conn_way_gateway;	/* way-gateway.c */
 
 /* --- the core (conn.c) ------------------------------------------------------ */
 
@@ -316,6 +326,13 @@ int		 conn_peer_of(const struct sockaddr *sa,
  */
 int		 conn_identify(struct conn *c, const struct http_head *h);
 /*
+ * The same with the credentials already looked up: has_cred when the
+ * request carried some, named the run they name (a reference, taken
+ * over; NULL: none with that token).
+ */
+int		 conn_identify_run(struct conn *c, int has_cred,
+		    struct run *named);
+/*
  * Asks for what conn_identify() will look the request's run up in, so
  * that it comes in while the request's target is parsed.
  */
@@ -362,5 +379,23 @@ enum conn_sniff	 conn_sniff(struct conn *c, struct conn_sniffed *s);
  * (origin-form, "*", or an absolute-form URI naming them).
  */
 int		 conn_target_ok(const struct conn *c, const struct http_head *h);
+
+/* --- way-forward.c: the exchange, which the gateway's calls share --------- */
+
+/* The origin is connected (and decided): the head, then the body. */
+void		 conn_http_send(struct conn *c);
+
+/* --- way-gateway.c: its hooks in that exchange (c->gw NULL: none) ----------- */
+
+/* The answer's first bytes came. */
+void		 conn_gw_first_byte(struct conn *c);
+/* Its head h (final, not 1xx) is parsed; c->resp_framing is set. */
+void		 conn_gw_response(struct conn *c, const struct http_head *h);
+/* The answer is done. */
+void		 conn_gw_done(struct conn *c);
+/* A 101: from here on a relay (the provider's side is TLS). */
+void		 conn_gw_upgraded(struct conn *c);
+/* The connection closes: a call still open gets its record, cut short. */
+void		 conn_gw_free(struct conn *c);
 
 #endif /* INTUTIC_CONN_CORE_H */

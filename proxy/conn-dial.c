@@ -438,7 +438,15 @@ conn_identify(struct conn *c, const struct http_head *h)
 {
 	const struct http_header *a = h != NULL ?
 	    http_header_find(h, "proxy-authorization") : NULL;
-	struct run *run = NULL, *named;
+
+	return conn_identify_run(c, a != NULL, a != NULL ?
+	    conn_credentials(c, a) : NULL);
+}
+
+int
+conn_identify_run(struct conn *c, int has_cred, struct run *named)
+{
+	struct run *run = NULL;
 	struct run_policy pol;
 	char peer[RULES_ADDR_TEXT_MAX], detail[256];
 
@@ -454,9 +462,8 @@ conn_identify(struct conn *c, const struct http_head *h)
 		rules_prefetch_blind(c->policy);
 	if (c->sandboxed)
 		run = runs_by_addr(c->p->runs, &c->peer);
-	named = a != NULL ? conn_credentials(c, a) : NULL;
 	conn_run_drop(c);
-	if (a == NULL && run == NULL && c->sandboxed) {
+	if (!has_cred && run == NULL && c->sandboxed) {
 		snprintf(detail, sizeof(detail), "a connection from %s (not "
 		    "from this host itself: a sandbox's) must be a run's: start "
 		    "the command with `intutic exec`, which registers its run",
@@ -464,14 +471,14 @@ conn_identify(struct conn *c, const struct http_head *h)
 		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, detail);
 		return -1;
 	}
-	if (a == NULL && run == NULL && c->p->cfg.require_run) {
+	if (!has_cred && run == NULL && c->p->cfg.require_run) {
 		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, "this proxy takes "
 		    "only requests of a run (--require-run), with its "
 		    "credentials: start the command with `intutic exec`, whose "
 		    "proxy URL carries them");
 		return -1;
 	}
-	if (a != NULL) {
+	if (has_cred) {
 		if (named == NULL || (run != NULL && named != run)) {
 			snprintf(detail, sizeof(detail), "%s", named == NULL ?
 			    "the proxy credentials name no run this proxy "

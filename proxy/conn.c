@@ -85,6 +85,8 @@ static const char *const conn_reason_names[] = {
 	[CONN_REASON_PROXY_AUTH] = "proxy-auth",
 	[CONN_REASON_UPSTREAM_TIMEOUT] = "upstream-timeout",
 	[CONN_REASON_RUN_ENDED] = "run-ended",
+	[CONN_REASON_UNKNOWN_PROVIDER] = "unknown-provider",
+	[CONN_REASON_TLS_FAILED] = "tls-failed",
 };
 
 const char *
@@ -303,12 +305,15 @@ static const struct conn_state_def *const conn_states[CONN_STATE_COUNT] = {
 	[CONN_FINISH] = &conn_state_finish,
 	[CONN_WAIT] = &conn_state_wait,
 	[CONN_SNIFF] = &conn_state_sniff,
+	[CONN_GW_TLS] = &conn_state_gw_tls,
+	[CONN_GW_RELAY] = &conn_state_gw_relay,
 };
 
 /* The ways in, asked in this order whether a request head is theirs. */
 static const struct conn_way *const conn_ways[] = {
 	&conn_way_control,	/* the control socket's, all of it */
 	&conn_way_connect,
+	&conn_way_gateway,	/* origin-form /providers/..., before the API */
 	&conn_way_api,
 	&conn_way_forward,	/* the rest */
 	&conn_way_transparent,	/* a --transparent-bind listener's, all */
@@ -536,6 +541,7 @@ conn_close(struct conn *c)
 		tunnel_free(c->tun);
 		c->tun = NULL;
 	}
+	conn_gw_free(c);
 	if (c->req.host.len > 0 || c->decisions > 0)
 		conn_audit(c, "close");
 	if (c->client != NULL)
@@ -707,6 +713,7 @@ conn_up_drop(struct conn *c)
 		bufferevent_free(c->up);
 	c->up = NULL;
 	c->up_ready = 0;
+	c->up_tls = 0;
 	c->up_host[0] = '\0';
 }
 

@@ -42,6 +42,8 @@ enum conn_reason {
 	CONN_REASON_PROXY_AUTH,		/* credentials of no registered run */
 	CONN_REASON_UPSTREAM_TIMEOUT,	/* the origin did not answer in time */
 	CONN_REASON_RUN_ENDED,		/* its run ended (revoked) */
+	CONN_REASON_UNKNOWN_PROVIDER,	/* the gateway serves no such one */
+	CONN_REASON_TLS_FAILED,		/* the provider's TLS did not verify */
 	CONN_REASON_COUNT
 };
 

@@ -76,6 +76,20 @@ http_forward_head(const struct http_head *h, const char *path,
     size_t pathlen, int upgrade, int close, const char *add_host,
     struct evbuffer *out)
 {
+	char line[512];
+
+	if (add_host != NULL)
+		(void)snprintf(line, sizeof(line), "Host: %s\r\n", add_host);
+	http_forward_head_ex(h, path, pathlen, upgrade, close, NULL, NULL,
+	    add_host != NULL ? line : NULL, out);
+}
+
+void
+http_forward_head_ex(const struct http_head *h, const char *path,
+    size_t pathlen, int upgrade, int close,
+    int (*skip)(void *, const struct http_header *), void *arg,
+    const char *extra, struct evbuffer *out)
+{
 	const struct http_header *hd;
 	size_t i;
 
@@ -94,15 +108,16 @@ http_forward_head(const struct http_head *h, const char *path,
 		    h->http_minor >= 1 ? 1 : 0);
 	for (i = 0; i < h->nheaders; i++) {
 		hd = &h->headers[i];
-		if (hop_by_hop(h, hd, upgrade))
+		if (hop_by_hop(h, hd, upgrade) ||
+		    (skip != NULL && skip(arg, hd)))
 			continue;
 		evbuffer_add(out, hd->name, hd->name_len);
 		evbuffer_add(out, ": ", 2);
 		evbuffer_add(out, hd->value, hd->value_len);
 		evbuffer_add(out, "\r\n", 2);
 	}
-	if (add_host != NULL)
-		evbuffer_add_printf(out, "Host: %s\r\n", add_host);
+	if (extra != NULL)
+		evbuffer_add(out, extra, strlen(extra));
 	evbuffer_add_printf(out, "Connection: %s\r\n\r\n",
 	    upgrade ? "upgrade" : close ? "close" : "keep-alive");
 }

@@ -333,6 +333,9 @@ struct http_framing {
 	int			 trailers;	/* past the last chunk */
 	size_t			 framing_len;	/* framing bytes since an event */
 	char			 prev;		/* trailer section: last byte */
+	/* Sees the body's data as it is moved (http_framing_tap()). */
+	void			(*tap)(void *, const char *, size_t);
+	void			*tap_arg;
 };
 
 static int
@@ -534,6 +537,8 @@ http_framing_move(struct http_framing *f, struct evbuffer *in,
 		skip = 0;
 		if (f->data != NULL) {
 			skip = (size_t)(f->data - base);
+			if (f->tap != NULL && f->data_len > 0)
+				f->tap(f->tap_arg, f->data, f->data_len);
 			if (skip > 0)
 				evbuffer_drain(in, skip);
 			if (evbuffer_remove_buffer(in, out, f->data_len) !=
@@ -588,6 +593,14 @@ http_framing_move(struct http_framing *f, struct evbuffer *in,
 	if (r != 0)
 		f->failed = 1;
 	return r;
+}
+
+void
+http_framing_tap(struct http_framing *f,
+    void (*fn)(void *, const char *, size_t), void *arg)
+{
+	f->tap = fn;
+	f->tap_arg = arg;
 }
 
 int

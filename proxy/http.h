@@ -97,6 +97,17 @@ void	 http_forward_head(const struct http_head *h, const char *path,
 	    size_t pathlen, int upgrade, int close, const char *add_host,
 	    struct evbuffer *out);
 
+/*
+ * http_forward_head() for a head rewritten on the way: a header for which
+ * skip(arg, header) says 1 is left out as well (skip NULL: none), and
+ * extra (NULL: none) holds header lines of the caller's own ("Name:
+ * value\r\n" each), written after the headers kept.
+ */
+void	 http_forward_head_ex(const struct http_head *h, const char *path,
+	    size_t pathlen, int upgrade, int close,
+	    int (*skip)(void *, const struct http_header *), void *arg,
+	    const char *extra, struct evbuffer *out);
+
 /* Whether buf starts like an HTTP request line ("GET ", "POST "). */
 int	 http_looks_like_request(const char *buf, size_t len);
 
@@ -189,6 +200,14 @@ void			 http_framing_free(struct http_framing *f);
 int	 http_framing_move(struct http_framing *f, struct evbuffer *in,
 	    struct evbuffer *out, uint64_t *in_used, int *done,
 	    const char **why);
+
+/*
+ * fn(arg, data, len) sees each piece of the body's data (de-chunked, no
+ * framing) as http_framing_move() moves it, before it goes; fn NULL: no
+ * longer.  It must not touch the buffers being moved.
+ */
+void	 http_framing_tap(struct http_framing *f,
+	    void (*fn)(void *, const char *, size_t), void *arg);
 
 /* The message is complete (a bodiless message is, right after its head). */
 int	 http_framing_done(const struct http_framing *f);

@@ -35,11 +35,13 @@
 #include "wire.h"
 #include "audit.h"
 #include "conn.h"
+#include "gateway.h"
 #include "given.h"
 #include "http.h"
 #include "log.h"
 #include "resolve.h"
 #include "runs.h"
+#include "tls.h"
 #include "paths.h"
 
 static struct proxy	 proxy;
@@ -194,6 +196,8 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	    "Transparent connections whose original address was not among "
 	    "their name's addresses (the proxy's own answer was dialled).",
 	    METRIC_GET(p, transparent_mismatches));
+	if (p->gateway != NULL)
+		gateway_metrics(p->gateway, out);
 	metric(out, "intutic_rules_entries", "gauge",
 	    "Entries in the current rule set.", r != NULL ? rules_count(r) : 0);
 	metric(out, WIRE_METRIC_UPTIME, "gauge",
@@ -802,6 +806,16 @@ main(int argc, char **argv)
 	}
 	if (control_listen(p) != 0)
 		return 125;
+	if ((p->tls = tls_client_new(p->cfg.gateway_ca, msg,
+	    sizeof(msg))) == NULL) {
+		error("not starting: the provider gateway: %s", msg);
+		return 2;
+	}
+	if ((p->gateway = gateway_new(p->cfg.state_dir, msg,
+	    sizeof(msg))) == NULL) {
+		error("not starting: the provider gateway: %s", msg);
+		return 125;
+	}
 
 	/* Workers never see signals; the main loop takes them. */
 	sigemptyset(&block);
@@ -857,6 +871,8 @@ main(int argc, char **argv)
 	dns_close_all(p);
 	worker_unlisten_all(p);
 	given_free(p->given);
+	tls_client_free(p->tls);
+	gateway_free(p->gateway);
 	if (state_path[0] != '\0')
 		unlink(state_path);
 	control_unlink(p);

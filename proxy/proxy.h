@@ -77,6 +77,7 @@ struct proxy_config {
 	const char	*control_group;		/* NULL: the proxy's */
 	const char	*dns_bind_text;		/* --dns-bind; NULL: no filter */
 	const char	*transparent_text;	/* --transparent-bind; NULL: none */
+	const char	*gateway_ca;		/* --gateway-ca; NULL: none */
 	size_t		 head_max;
 	size_t		 headers_max;
 	size_t		 uri_max;
@@ -138,6 +139,8 @@ struct proxy_listen {
 
 struct worker;
 struct given;
+struct gateway;
+struct tls_client;
 
 struct proxy {
 	struct proxy_config	 cfg;
@@ -164,6 +167,8 @@ struct proxy {
 	struct ownaddr		*own;		/* own addresses (ownaddr.h) */
 	struct ownaddr		*local;		/* the host's (transparent) */
 	struct given		*given;		/* what the filter gave (given.h) */
+	struct tls_client	*tls;		/* the gateway's TLS (tls.h) */
+	struct gateway		*gateway;	/* its secret, counters (gateway.h) */
 	struct worker		*workers;
 	int			 nworkers;
 	struct event_base	*base;		/* the main thread's: signals */

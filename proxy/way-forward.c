@@ -26,7 +26,6 @@
 #include "proxy.h"
 #include "rules.h"
 
-static void	conn_http_send(struct conn *);
 static void	conn_http_client_read(struct conn *);
 
 /*
@@ -99,7 +98,8 @@ conn_http_request(struct conn *c, const struct http_head *h,
 	    http_header_find(h, "host") == NULL ? target : NULL, c->fwd);
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
 
-	if (c->up != NULL && c->up_ready && c->up_port == c->req.port &&
+	if (c->up != NULL && c->up_ready && !c->up_tls &&
+	    c->up_port == c->req.port &&
 	    strcmp(c->up_host, c->req.host.text) == 0) {
 		/* The same origin: reuse the connection, as decided above. */
 		snprintf(c->req.addr_text, sizeof(c->req.addr_text), "%s", c->up_addr);
@@ -115,8 +115,11 @@ conn_http_request(struct conn *c, const struct http_head *h,
 static int	conn_http_push(struct conn *, struct bufferevent *,
 		    struct evbuffer *, struct bufferevent *);
 
-/* The origin is connected: send the head, then stream the body. */
-static void
+/*
+ * The origin is connected: send the head, then stream the body.  Also the
+ * gateway's, once TLS is up (way-gateway.c).
+ */
+void
 conn_http_send(struct conn *c)
 {
 	conn_decided(c, c->req.d.verdict, c->req.report_only ?
@@ -172,7 +175,10 @@ static int
 conn_http_push(struct conn *c, struct bufferevent *to, struct evbuffer *stage,
     struct bufferevent *from)
 {
-	if (evio_write_now(to, NULL, 0, stage) != 0) {
+	/* A TLS origin (the gateway's) is written through its bufferevent. */
+	if (to == c->up && c->up_tls ?
+	    evbuffer_add_buffer(bufferevent_get_output(to), stage) != 0 :
+	    evio_write_now(to, NULL, 0, stage) != 0) {
 		conn_close(c);
 		return -1;
 	}
@@ -214,6 +220,7 @@ conn_http_client_read(struct conn *c)
 static void
 conn_http_done(struct conn *c)
 {
+	conn_gw_done(c);
 	http_framing_free(c->resp_framing);
 	c->resp_framing = NULL;
 	/* Stopping: the answer was the last one. */
@@ -264,6 +271,8 @@ conn_http_down(struct conn *c)
 	char *buf;
 	int r;
 
+	if (c->gw != NULL && evbuffer_get_length(in) > 0)
+		conn_gw_first_byte(c);
 	while (evbuffer_get_length(in) > 0) {
 		if (c->resp_framing != NULL) {
 			r = conn_http_move(c, c->resp_framing, c->up, c->back,
@@ -312,7 +321,10 @@ conn_http_down(struct conn *c)
 				conn_close(c);
 				return 0;
 			}
-			conn_http_upgraded(c);
+			if (c->up_tls)
+				conn_gw_upgraded(c);
+			else
+				conn_http_upgraded(c);
 			return 0;
 		}
 		if (h->status >= 100 && h->status < 200) {
@@ -331,6 +343,8 @@ conn_http_down(struct conn *c)
 			goto bad;
 		}
 		c->resp_until_eof = http_framing_until_eof(c->resp_framing);
+		if (c->gw != NULL)
+			conn_gw_response(c, h);
 		/* A body that runs to the origin's close ends the client's too. */
 		if (c->resp_until_eof)
 			c->req.keep_alive = 0;

@@ -200,6 +200,23 @@ struct result {
  * split k (0 < k < len) the first k bytes, a call, then the rest (its own
  * evbuffer chain), a call; with `split` (size_t)-1 one byte per call.
  */
+/* What a framing's tap saw (run() sets it on when tapped is not NULL). */
+static char	 tapped[256];
+static size_t	 tapped_len;
+static int	 tapping;
+
+static void
+tap_cb(void *arg, const char *data, size_t len)
+{
+	(void)arg;
+	if (tapped_len + len > sizeof(tapped)) {
+		tapped_len = sizeof(tapped) + 1;
+		return;
+	}
+	memcpy(tapped + tapped_len, data, len);
+	tapped_len += len;
+}
+
 static void
 run(int response, const char *head, const char *body, size_t len,
     size_t split, struct result *res)
@@ -220,6 +237,9 @@ run(int response, const char *head, const char *body, size_t len,
 		res->why = why;
 		goto out;
 	}
+	tapped_len = 0;
+	if (tapping)
+		http_framing_tap(f, tap_cb, NULL);
 	while (off < len || (off == 0 && len == 0)) {
 		if (split == (size_t)-1)
 			n = 1;
@@ -455,6 +475,32 @@ test_after_done(void)
 	evbuffer_free(out);
 }
 
+/* The tap sees the body's data, de-chunked, however it came in. */
+static void
+test_tap(const char *name, const char *head, const char *body,
+    const char *data)
+{
+	struct result res;
+	size_t len = strlen(body);
+	int i, bad = 0;
+
+	tapping = 1;
+	for (i = 0; i < ways(len); i++) {
+		run(0, head, body, len, way_split(i, len), &res);
+		if (res.r != 0 || tapped_len != strlen(data) ||
+		    memcmp(tapped, data, tapped_len) != 0) {
+			if (bad++ == 0)
+				tap_diag("%s, split %zd: r %d, tapped %zu "
+				    "bytes", name, (ssize_t)way_split(i, len),
+				    res.r, tapped_len);
+		}
+		free(res.out);
+	}
+	tapping = 0;
+	tap_ok(bad == 0, "tap, %s: saw the data alone, %d ways", name,
+	    ways(len));
+}
+
 int
 main(void)
 {
@@ -479,5 +525,10 @@ main(void)
 	    "\r\n\r\n", "trailer section too long");
 	test_bulk();
 	test_after_done();
+	test_tap("chunked", REQ_CHUNKED, "5;x=y\r\nhello\r\n6\r\n world"
+	    "\r\n0\r\nT: v\r\n\r\n", "hello world");
+	test_tap("content-length", "POST / HTTP/1.1\r\nHost: h\r\n"
+	    "Content-Length: 11\r\n\r\n", "hello worldGET / HTTP/1.1\r\n",
+	    "hello world");
 	return tap_done();
 }

@@ -1,0 +1,635 @@
+/*
+ * way-gateway.c — the provider gateway (intutic-proxy(8), PROVIDER
+ * GATEWAY): an origin-form request for /providers/NAME/PATH goes to that
+ * provider's HTTPS API as PATH, the answer comes back as it arrives, and
+ * each call gets an audit record of its own (event "call", proto
+ * "gateway") with what the answer says it cost.
+ *
+ * Only the providers the rules' `gateway:` switches on are served.  The
+ * upstream is the provider's `api` host, decided like any destination by
+ * the run's policy: the gateway is no way around the allowlist.  The run
+ * is the sandbox's (by its address) or the one the path names,
+ * /r/RUN:TOKEN/providers/NAME/PATH, which is how `intutic exec` writes the
+ * base URL it gives an agent on this host.  The request goes out with the
+ * provider's Host, Accept-Encoding: identity (so that the answer's usage
+ * can be read; providers stream uncompressed anyway) and everything else
+ * the client sent but hop-by-hop and Proxy-* headers; the key headers the
+ * provider lists pass untouched, and the record carries a fingerprint of
+ * the key (gateway.h), never the key.
+ *
+ * The exchange itself is way-forward.c's (CONN_HTTP: framing, keep-alive,
+ * backpressure), over a TLS origin (tls.h) and with the hooks below: the
+ * bodies are read on their way by usage.h, the first byte is timed, the
+ * record is written when the answer is done, or at the close when it was
+ * cut short.  A 101 (WebSocket, as the Responses API speaks it) makes the
+ * pair a relay of bufferevents (CONN_GW_RELAY), since one side is TLS.
+ */
+#include "config.h"
+
+#include <sys/time.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "audit.h"
+#include "conn-core.h"
+#include "evio.h"
+#include "gateway.h"
+#include "http.h"
+#include "log.h"
+#include "proxy.h"
+#include "rules.h"
+#include "runs.h"
+#include "tls.h"
+#include "usage.h"
+
+#define GW_PREFIX	"/providers/"
+#define GW_RUN_PREFIX	"/r/"
+#define GW_PATH_MAX	256		/* bytes of the path a record keeps */
+
+/* A call under way on a connection (c->gw), one at a time. */
+struct conn_gw {
+	int			 open;		/* a call whose record is due */
+	char			 provider[64];
+	char			 method[HTTP_METHOD_MAX];
+	char			 path[GW_PATH_MAX];
+	char			 key[GATEWAY_FINGERPRINT_MAX];
+	char			 request_id[128];
+	const char		*key_mode;
+	struct timeval		 started;	/* the request head read */
+	struct timeval		 first;		/* the answer's first byte */
+	int			 have_first;
+	int			 status;
+	int			 sse;		/* text/event-stream */
+	int			 upgraded;	/* 101: a relay, no usage */
+	enum usage_api		 api;
+	struct usage_req	 req;
+	struct usage		 resp;
+};
+
+static int64_t
+gw_us_since(const struct timeval *from, const struct timeval *to)
+{
+	return ((int64_t)to->tv_sec - from->tv_sec) * 1000000 +
+	    (to->tv_usec - from->tv_usec);
+}
+
+/* Whether the target is the gateway's: /providers/... or /r/.../providers/. */
+static int
+gw_claims(const struct http_head *h)
+{
+	return (h->target_len >= sizeof(GW_PREFIX) - 1 &&
+	    memcmp(h->target, GW_PREFIX, sizeof(GW_PREFIX) - 1) == 0) ||
+	    (h->target_len >= sizeof(GW_RUN_PREFIX) - 1 &&
+	    memcmp(h->target, GW_RUN_PREFIX, sizeof(GW_RUN_PREFIX) - 1) == 0);
+}
+
+/* The target split: the run's credentials, the provider, the rest. */
+struct gw_target {
+	const char	*id, *token;	/* NULL: none */
+	size_t		 idlen, tokenlen;
+	const char	*name;
+	size_t		 namelen;
+	const char	*rest;		/* "/v1/messages?x" ("" when none) */
+	size_t		 restlen;
+	size_t		 pathlen;	/* of rest, without its query */
+};
+
+static int
+gw_target_split(const char *t, size_t len, struct gw_target *g)
+{
+	const char *end = t + len, *seg, *colon, *q;
+
+	memset(g, 0, sizeof(*g));
+	if (len >= sizeof(GW_RUN_PREFIX) - 1 &&
+	    memcmp(t, GW_RUN_PREFIX, sizeof(GW_RUN_PREFIX) - 1) == 0) {
+		seg = t + sizeof(GW_RUN_PREFIX) - 1;
+		if ((t = memchr(seg, '/', (size_t)(end - seg))) == NULL ||
+		    (colon = memchr(seg, ':', (size_t)(t - seg))) == NULL)
+			return -1;
+		g->id = seg;
+		g->idlen = (size_t)(colon - seg);
+		g->token = colon + 1;
+		g->tokenlen = (size_t)(t - colon - 1);
+		if (g->idlen == 0 || g->tokenlen == 0)
+			return -1;
+	}
+	if ((size_t)(end - t) < sizeof(GW_PREFIX) - 1 ||
+	    memcmp(t, GW_PREFIX, sizeof(GW_PREFIX) - 1) != 0)
+		return -1;
+	g->name = t + sizeof(GW_PREFIX) - 1;
+	for (q = g->name; q < end && *q != '/' && *q != '?'; q++)
+		;
+	g->namelen = (size_t)(q - g->name);
+	if (g->namelen == 0)
+		return -1;
+	g->rest = q;
+	g->restlen = (size_t)(end - q);
+	for (g->pathlen = 0; g->pathlen < g->restlen &&
+	    g->rest[g->pathlen] != '?'; g->pathlen++)
+		;
+	return 0;
+}
+
+/* "anthropic, openai": the providers the gateway serves, or "none". */
+static void
+gw_served(const struct rules *r, char *buf, size_t len)
+{
+	const struct rules_provider *pv;
+	size_t i, at = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (i = 0; i < rules_provider_count(r); i++) {
+		pv = rules_provider_get(r, i);
+		if (pv->gateway == RULES_GATEWAY_OFF || pv->api == NULL)
+			continue;
+		n = snprintf(buf + at, len - at, "%s%s", at > 0 ? ", " : "",
+		    pv->name);
+		if (n < 0 || (size_t)n >= len - at)
+			break;
+		at += (size_t)n;
+	}
+	if (at == 0)
+		snprintf(buf, len, "none (the rules' `gateway:` switches "
+		    "providers on)");
+}
+
+/*
+ * The headers the gateway writes itself, or must not pass: the Host is
+ * the provider's, Accept-Encoding its own.
+ */
+static int
+gw_skip_header(void *arg, const struct http_header *hd)
+{
+	(void)arg;
+	return http_header_is(hd, "host") ||
+	    http_header_is(hd, "accept-encoding");
+}
+
+/* The key the request carries in its provider's key headers: its print. */
+static void
+gw_key_print(struct conn *c, const struct rules_provider *pv,
+    const struct http_head *h)
+{
+	const struct http_header *hd;
+	const char *v;
+	size_t i, len;
+
+	c->gw->key[0] = '\0';
+	for (i = 0; i < pv->key_header_count; i++) {
+		if ((hd = http_header_find(h, pv->key_headers[i])) == NULL)
+			continue;
+		v = hd->value;
+		len = hd->value_len;
+		/* "Bearer KEY": the key is what follows the scheme. */
+		if (len > 7 && strncasecmp(v, "bearer ", 7) == 0) {
+			v += 7;
+			len -= 7;
+		}
+		gateway_fingerprint(c->p->gateway, pv->name, v, len,
+		    c->gw->key);
+		return;
+	}
+}
+
+static void
+gw_req_tap(void *arg, const char *data, size_t len)
+{
+	struct conn *c = arg;
+
+	usage_req_feed(&c->gw->req, data, len);
+}
+
+static void
+gw_resp_tap(void *arg, const char *data, size_t len)
+{
+	struct conn *c = arg;
+
+	usage_feed(&c->gw->resp, data, len);
+}
+
+/*
+ * The call's record: once, when the answer is done (complete) or the
+ * connection closes before (cut short).
+ */
+static void
+gw_call_end(struct conn *c, int complete)
+{
+	struct conn_gw *g = c->gw;
+	struct audit_record r;
+	struct audit_call call;
+	struct usage_result u;
+	struct gateway_count n;
+	struct timeval now;
+	const char *model;
+	char where[RULES_WHERE_MAX];
+
+	if (g == NULL || !g->open)
+		return;
+	g->open = 0;
+	gettimeofday(&now, NULL);
+	memset(&u, 0, sizeof(u));
+	usage_end(&g->resp, complete, &u);
+	model = usage_req_model(&g->req);
+
+	memset(&call, 0, sizeof(call));
+	call.provider = g->provider;
+	call.method = g->method;
+	call.path = g->path;
+	call.model = model != NULL && model[0] != '\0' ? model : NULL;
+	call.model_response = u.model[0] != '\0' ? u.model : NULL;
+	call.request_id = g->request_id[0] != '\0' ? g->request_id : NULL;
+	call.ttfb_us = g->have_first ? gw_us_since(&g->started, &g->first) : -1;
+	call.latency_us = gw_us_since(&g->started, &now);
+	call.stream = g->status > 0 ? g->sse : usage_req_stream(&g->req);
+	call.input_tokens = u.input;
+	call.output_tokens = u.output;
+	call.cache_read_tokens = u.cache_read;
+	call.cache_write_tokens = u.cache_write;
+	call.reasoning_tokens = u.reasoning;
+	call.usage = u.state == USAGE_FINAL ? "final" :
+	    u.state == USAGE_PARTIAL ? "partial" : "none";
+	call.stop = u.stop[0] != '\0' ? u.stop : NULL;
+	call.error = u.error[0] != '\0' ? u.error : NULL;
+	call.key = g->key[0] != '\0' ? g->key : NULL;
+	call.broker = g->key_mode;
+	call.malformed = g->api != USAGE_API_NONE && u.malformed;
+
+	memset(&r, 0, sizeof(r));
+	r.event = "call";
+	r.id = c->id;
+	r.run = c->req.run[0] != '\0' ? c->req.run : NULL;
+	r.client = c->client_text;
+	r.proto = "gateway";
+	r.host = c->req.host.len > 0 ? c->req.host.text : NULL;
+	r.port = c->req.host.len > 0 ? c->req.port : -1;
+	r.addr = c->req.addr_text[0] != '\0' ? c->req.addr_text : NULL;
+	r.decision = c->req.d.verdict == RULES_ALLOW ? "allow" : "deny";
+	/*
+	 * Cut short: by the proxy's own refusal or failure (tls-failed,
+	 * connect-failed, ...), which answered the client, or by either side
+	 * going away mid-way.
+	 */
+	r.reason = complete ? "allowed" : c->req.reason != CONN_REASON_ALLOWED ?
+	    conn_reason_str(c->req.reason) : "cut-short";
+	r.status = g->status > 0 ? g->status : c->req.status > 0 ?
+	    c->req.status : -1;
+	r.rule = c->req.d.entry != NULL ? rules_entry_where(c->req.d.entry,
+	    where, sizeof(where)) : NULL;
+	r.bytes_up = r.bytes_down = r.duration_ms = -1;
+	r.call = &call;
+	if (audit_write(c->p->audit, &r) != 0)
+		error("%llu: cannot write the audit log",
+		    (unsigned long long)c->id);
+
+	memset(&n, 0, sizeof(n));
+	n.error = !complete || g->status >= 400 || g->status <= 0;
+	n.malformed = call.malformed;
+	n.tokens[GATEWAY_TOKEN_INPUT] = u.input;
+	n.tokens[GATEWAY_TOKEN_OUTPUT] = u.output;
+	n.tokens[GATEWAY_TOKEN_CACHE_READ] = u.cache_read;
+	n.tokens[GATEWAY_TOKEN_CACHE_WRITE] = u.cache_write;
+	n.tokens[GATEWAY_TOKEN_REASONING] = u.reasoning;
+	gateway_count(c->p->gateway, g->provider, &n);
+}
+
+/* --- hooks of way-forward.c's exchange -------------------------------------- */
+
+void
+conn_gw_first_byte(struct conn *c)
+{
+	if (c->gw != NULL && c->gw->open && !c->gw->have_first) {
+		gettimeofday(&c->gw->first, NULL);
+		c->gw->have_first = 1;
+	}
+}
+
+/* Copies a header's value (at most len - 1 bytes, no control bytes). */
+static void
+gw_header_copy(const struct http_head *h, const char *name, char *buf,
+    size_t len)
+{
+	const struct http_header *hd = http_header_find(h, name);
+	size_t i, n = 0;
+
+	if (hd != NULL)
+		for (i = 0; i < hd->value_len && n + 1 < len; i++)
+			if ((unsigned char)hd->value[i] >= 0x20 &&
+			    hd->value[i] != 0x7f)
+				buf[n++] = hd->value[i];
+	buf[n] = '\0';
+}
+
+void
+conn_gw_response(struct conn *c, const struct http_head *h)
+{
+	struct conn_gw *g = c->gw;
+	const struct http_header *ct;
+
+	if (g == NULL || !g->open)
+		return;
+	g->status = h->status;
+	gw_header_copy(h, "request-id", g->request_id, sizeof(g->request_id));
+	if (g->request_id[0] == '\0')
+		gw_header_copy(h, "x-request-id", g->request_id,
+		    sizeof(g->request_id));
+	ct = http_header_find(h, "content-type");
+	g->sse = ct != NULL && ct->value_len >= 17 &&
+	    strncasecmp(ct->value, "text/event-stream", 17) == 0;
+	usage_begin(&g->resp, g->api, g->sse);
+	if (c->resp_framing != NULL)
+		http_framing_tap(c->resp_framing, gw_resp_tap, c);
+}
+
+void
+conn_gw_done(struct conn *c)
+{
+	gw_call_end(c, 1);
+}
+
+void
+conn_gw_free(struct conn *c)
+{
+	if (c->gw == NULL)
+		return;
+	gw_call_end(c, 0);
+	free(c->gw);
+	c->gw = NULL;
+}
+
+/* --- the request ----------------------------------------------------------- */
+
+static void
+gw_request(struct conn *c, const struct http_head *h, size_t avail)
+{
+	const struct rules_provider *pv;
+	struct gw_target t;
+	struct run *named = NULL;
+	char detail[512], served[256], extra[RULES_HOST_TEXT_MAX + 64];
+	const char *why;
+	int err;
+
+	(void)avail;
+	conn_req_begin(c, &conn_way_gateway, "gateway");
+	METRIC_ADD(c->p, requests_http, 1);
+	if (gw_target_split(h->target, h->target_len, &t) != 0) {
+		conn_fail(c, 404, CONN_REASON_UNKNOWN_PROVIDER, "the gateway's "
+		    "paths are /providers/NAME/... (or /r/RUN:TOKEN/providers/"
+		    "NAME/... as `intutic exec` writes them)");
+		return;
+	}
+	pv = rules_provider_find(c->rules, t.name, t.namelen);
+	if (pv == NULL || pv->gateway == RULES_GATEWAY_OFF || pv->api == NULL) {
+		gw_served(c->rules, served, sizeof(served));
+		snprintf(detail, sizeof(detail), "no provider '%.*s' at this "
+		    "gateway; it serves: %s", (int)(t.namelen < 64 ? t.namelen :
+		    64), t.name, served);
+		conn_fail(c, 404, CONN_REASON_UNKNOWN_PROVIDER, detail);
+		return;
+	}
+	if (t.id != NULL && (named = runs_check(c->p->runs, t.id, t.idlen,
+	    t.token, t.tokenlen)) == NULL) {
+		conn_deny(c, 407, CONN_REASON_PROXY_AUTH, "the gateway URL's "
+		    "run credentials name no run this proxy knows: start the "
+		    "command with `intutic exec`, which registers its run and "
+		    "writes the URL");
+		return;
+	}
+	if (conn_identify_run(c, t.id != NULL, named) != 0)
+		return;
+	if ((err = rules_hostport_parse(pv->api, &c->req.host, &c->req.port,
+	    pv->api_port)) != 0) {
+		conn_fail(c, 502, CONN_REASON_INVALID_HOST, "the provider's "
+		    "api host is not valid");
+		return;
+	}
+	c->req.port = pv->api_port;
+	if (conn_decide(c) != 0)
+		return;
+
+	if (c->gw == NULL && (c->gw = calloc(1, sizeof(*c->gw))) == NULL) {
+		conn_close(c);
+		return;
+	}
+	memset(c->gw, 0, sizeof(*c->gw));
+	c->gw->open = 1;
+	gettimeofday(&c->gw->started, NULL);
+	snprintf(c->gw->provider, sizeof(c->gw->provider), "%s", pv->name);
+	snprintf(c->gw->method, sizeof(c->gw->method), "%s", h->method);
+	snprintf(c->gw->path, sizeof(c->gw->path), "%.*s",
+	    (int)(t.pathlen > 0 ? t.pathlen : 1), t.pathlen > 0 ? t.rest : "/");
+	c->gw->key_mode = "passthrough";
+	c->gw->api = usage_api_of_path(t.rest, t.pathlen);
+	usage_req_begin(&c->gw->req);
+	usage_begin(&c->gw->resp, c->gw->api, 0);
+	gw_key_print(c, pv, h);
+
+	c->req.body = http_framing_new(0,
+	    (const char *)evbuffer_pullup(bufferevent_get_input(c->client),
+	    (ssize_t)h->len), h->len, 0, &why);
+	if (c->req.body == NULL) {
+		conn_fail(c, 400, CONN_REASON_BAD_REQUEST, why);
+		return;
+	}
+	http_framing_tap(c->req.body, gw_req_tap, c);
+	c->req.body_done = http_framing_done(c->req.body);
+	c->req.is_head = h->is_head;
+	c->req.upgrade = h->upgrade;
+	c->req.keep_alive = h->keep_alive;
+	if ((c->fwd == NULL && (c->fwd = evbuffer_new()) == NULL) ||
+	    (c->back == NULL && (c->back = evbuffer_new()) == NULL)) {
+		conn_close(c);
+		return;
+	}
+	if (c->req.port == 443)
+		snprintf(extra, sizeof(extra), "Host: %s\r\n"
+		    "Accept-Encoding: identity\r\n", c->req.host.text);
+	else
+		snprintf(extra, sizeof(extra), "Host: %s:%u\r\n"
+		    "Accept-Encoding: identity\r\n", c->req.host.text,
+		    c->req.port);
+	http_forward_head_ex(h, t.restlen > 0 ? t.rest : "/",
+	    t.restlen > 0 ? t.restlen : 1, h->upgrade, !h->keep_alive,
+	    gw_skip_header, c, extra, c->fwd);
+	evbuffer_drain(bufferevent_get_input(c->client), h->len);
+
+	if (c->up != NULL && c->up_ready && c->up_tls &&
+	    c->up_port == c->req.port &&
+	    strcmp(c->up_host, c->req.host.text) == 0) {
+		/* The provider's connection of the last call: as decided. */
+		snprintf(c->req.addr_text, sizeof(c->req.addr_text), "%s",
+		    c->up_addr);
+		conn_http_send(c);
+		return;
+	}
+	conn_up_drop(c);
+	conn_reach(c);
+}
+
+/* --- TLS to the provider --------------------------------------------------- */
+
+/* TCP is up: the handshake, then the exchange. */
+static void
+gw_dialled(struct conn *c)
+{
+	int fd = bufferevent_getfd(c->up);
+
+	/* The socket goes to a TLS bufferevent; the plain one lets it go. */
+	if (fd < 0 || bufferevent_setfd(c->up, -1) != 0) {
+		conn_close(c);
+		return;
+	}
+	bufferevent_free(c->up);
+	c->up = tls_client_bev(c->p->tls, c->w->base, fd, c->req.host.text);
+	if (c->up == NULL) {
+		close(fd);
+		conn_close(c);
+		return;
+	}
+	conn_bev_init(c, c->up);
+	c->up_tls = 1;
+	conn_set_state(c, CONN_GW_TLS);
+}
+
+static void
+gw_tls_event(struct conn *c, short what)
+{
+	char why[256], detail[RULES_HOST_TEXT_MAX + CONN_ADDR_TEXT_MAX + 384];
+
+	if (what & BEV_EVENT_CONNECTED) {
+		conn_http_send(c);
+		return;
+	}
+	tls_client_failure(c->up, why, sizeof(why));
+	snprintf(detail, sizeof(detail), "TLS with %s (%s) failed: %s; "
+	    "nothing was sent", c->req.host.text, c->req.addr_text, why);
+	conn_fail(c, 502, CONN_REASON_TLS_FAILED, detail);
+}
+
+static void
+gw_tls_timeout(struct conn *c)
+{
+	char detail[CONN_ADDR_TEXT_MAX + 128];
+
+	snprintf(detail, sizeof(detail), "the TLS handshake with %s did not "
+	    "end within %d ms", c->req.addr_text, c->p->cfg.connect_ms);
+	conn_fail(c, 504, CONN_REASON_CONNECT_TIMEOUT, detail);
+}
+
+const struct conn_state_def conn_state_gw_tls = {
+	.name = "tls", .timeout = offsetof(struct proxy_config, connect_ms),
+	.up_event = gw_tls_event,
+	.on_timeout = gw_tls_timeout,
+	.client_io = CONN_IO_STOP, .up_io = CONN_IO_READ, .wm = CONN_WM_KEEP,
+};
+
+/* --- after a 101: bytes both ways -------------------------------------------- */
+
+/* Moves what `from` read to `to`; past the high-water mark, from stops. */
+static void
+gw_relay_move(struct conn *c, struct bufferevent *from, struct bufferevent *to,
+    uint64_t *count)
+{
+	struct evbuffer *in = bufferevent_get_input(from);
+	size_t n = evbuffer_get_length(in);
+
+	*count += n;
+	gettimeofday(&c->last_io, NULL);
+	if (to == c->client) {
+		if (evio_write_now(to, NULL, 0, in) != 0) {
+			conn_close(c);
+			return;
+		}
+	} else if (evbuffer_add_buffer(bufferevent_get_output(to), in) != 0) {
+		conn_close(c);
+		return;
+	}
+	if (evbuffer_get_length(bufferevent_get_output(to)) >= PROXY_HIGH_WATER)
+		bufferevent_disable(from, EV_READ);
+}
+
+static void
+gw_relay_client_read(struct conn *c)
+{
+	gw_relay_move(c, c->client, c->up, &c->bytes_up);
+}
+
+static void
+gw_relay_up_read(struct conn *c)
+{
+	gw_relay_move(c, c->up, c->client, &c->bytes_down);
+}
+
+static void
+gw_relay_client_drained(struct conn *c)
+{
+	bufferevent_enable(c->up, EV_READ);
+}
+
+static void
+gw_relay_up_drained(struct conn *c)
+{
+	bufferevent_enable(c->client, EV_READ);
+}
+
+static void
+gw_relay_event(struct conn *c, short what)
+{
+	(void)what;
+	conn_close(c);
+}
+
+static void
+gw_relay_timeout(struct conn *c)
+{
+	if (conn_idle_expired(c))
+		conn_close(c);
+}
+
+const struct conn_state_def conn_state_gw_relay = {
+	.name = "relay", .timeout = offsetof(struct proxy_config, idle_ms),
+	.client_read = gw_relay_client_read,
+	.client_write = gw_relay_client_drained,
+	.up_read = gw_relay_up_read,
+	.up_write = gw_relay_up_drained,
+	.client_event = gw_relay_event,
+	.up_event = gw_relay_event,
+	.on_timeout = gw_relay_timeout,
+	.client_io = CONN_IO_READ, .up_io = CONN_IO_READ, .wm = CONN_WM_FLOW,
+	.bulk = 1,
+};
+
+/* A 101 from the provider: its record now, then bytes both ways. */
+void
+conn_gw_upgraded(struct conn *c)
+{
+	http_framing_free(c->req.body);
+	c->req.body = NULL;
+	if (c->gw != NULL) {
+		c->gw->upgraded = 1;
+		gw_call_end(c, 1);
+	}
+	conn_set_state(c, CONN_GW_RELAY);
+	/* What came with the 101, and what the client sent past its head. */
+	if (evbuffer_get_length(bufferevent_get_input(c->up)) > 0)
+		gw_relay_up_read(c);
+	if (!c->closing && evbuffer_get_length(
+	    bufferevent_get_input(c->client)) > 0)
+		gw_relay_client_read(c);
+}
+
+const struct conn_way conn_way_gateway = {
+	.name = "gateway",
+	.listeners = CONN_LISTEN_DATA,
+	.claims = gw_claims,
+	.request = gw_request,
+	.dialled = gw_dialled,
+};
