@@ -238,6 +238,12 @@ gw_call_end(struct conn *c, int complete)
 	gettimeofday(&now, NULL);
 	memset(&u, 0, sizeof(u));
 	usage_end(&g->resp, complete, &u);
+	if (g->upgraded) {
+		/* A 101 has no body: what follows is the relay's, not read. */
+		memset(&u, 0, sizeof(u));
+		u.input = u.output = u.cache_read = u.cache_write =
+		    u.reasoning = -1;
+	}
 	model = usage_req_model(&g->req);
 
 	memset(&call, 0, sizeof(call));
