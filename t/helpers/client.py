@@ -15,8 +15,10 @@
       the sending side once everything is sent.
 
   client.py ws --to HOST:PORT [--proxy ADDR:PORT [--forward]] [--tls]
-               [--host NAME] [--path /ws] --message TEXT
-      A WebSocket upgrade, one text frame, the echo, a close handshake.
+               [--host NAME] [--path /ws] [--header 'NAME: VALUE']...
+               --message TEXT
+      A WebSocket upgrade (with the --header lines), one text frame, the
+      echo, a close handshake.
       Prints the status line of the answer, then "echo: TEXT" and
       "close: CODE".  --forward sends the upgrade to the proxy in
       absolute form (ws://) instead of tunnelling with CONNECT.
@@ -260,7 +262,8 @@ def ws(args):
         target = "%s://%s%s" % ("wss" if args.tls else "ws", hosthdr, args.path)
     req = ("GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
            "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-           "Sec-WebSocket-Version: 13\r\n\r\n" % (target, hosthdr, key))
+           "Sec-WebSocket-Version: 13\r\n%s\r\n" % (
+               target, hosthdr, key, "".join(h + "\r\n" for h in args.header)))
     s.sendall(req.encode())
     head, rest = read_head(s)
     lines = head.split("\r\n")
@@ -347,6 +350,8 @@ def main():
             p.add_argument("--host")
             p.add_argument("--path", default="/ws")
             p.add_argument("--message", required=True)
+            p.add_argument("--header", action="append", default=[],
+                           help="one more request header, 'NAME: VALUE'")
     for p in (d,) + tuple(sub.choices[n] for n in ("tcp", "ws")):
         p.add_argument("--timeout", type=float, default=10.0)
     args = ap.parse_args()
