@@ -1,0 +1,293 @@
+#!/bin/sh
+test_description='the provider gateway: /providers/NAME/PATH forwarded to the provider over verified TLS, the answer streamed as it comes, one audit record per call with the model and the tokens the answer names (the last cumulative message_delta), the key passed through and only its fingerprint recorded; faults (429, a reset mid-stream, malformed events, a client that leaves, a certificate that does not verify, an unknown provider); decided by the run'"'"'s policy; exec points the SDKs at it; the official SDKs and Claude Code as clients, judged at the test provider'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+. "$top_srcdir/t/lib-gateway.sh"
+
+# Outside the namespace: installs the pinned clients once (npm needs the
+# registry); inside: the cache only.
+gateway_npm_clients
+test_isolate_netns
+test_require_proxy curl node unshare mount timeout
+
+KEY=sk-ant-api03-gatewaytestkey0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ
+OKEY=sk-proj-gatewaytestopenai0123456789abcdefghijklmnop
+MSGS='[{"role":"user","content":"say hi"}]'
+
+# gw PATH ARGS...: curl to the gateway (plain HTTP to the proxy).
+gw () {
+	test_gw_path_=$1
+	shift
+	curl -sS --noproxy "*" --max-time 20 "$@" "$PROXY_URL$test_gw_path_"
+}
+
+# calls_wait N: wait until N call records follow the mark (at most
+# TEST_AUDIT_WAIT_SECONDS); since.jsonl then holds every record after it.
+calls_wait () {
+	python3 "$test_helpers_/audit.py" --since --mark "$test_audit_mark_" \
+		--out since.jsonl --min "$1" --seconds "$TEST_AUDIT_WAIT_SECONDS" \
+		"$AUDIT_FILE" event=call
+}
+
+# conns_one: the proxy has one connection open (the one asking).
+conns_one () {
+	test "$(proxy_metric intutic_connections_active)" = 1
+}
+
+# the double's request log since a mark
+provider_mark () {
+	provider_mark_=$(wc -l <"$PROVIDER_REQUESTS")
+}
+provider_since () {
+	tail -n "+$((provider_mark_ + 1))" "$PROVIDER_REQUESTS" >psince.jsonl
+}
+
+test_expect_success 'setup: the CA, the test provider and one with the wrong certificate, the proxy with --gateway-ca' '
+	test_certs &&
+	start_provider provider &&
+	start_provider badprov &&
+	start_origin other.test &&
+	write_hosts hosts api.provider.test=127.0.0.1 \
+		wrong.provider.test=127.0.0.1 other.test=127.0.0.1 &&
+	fill_rules gateway/rules.yaml rules.yaml PORT="$PROVIDER_PORT" \
+		BADPORT="$BADPROV_PORT" OTHERPORT="$OTHER_TEST_PORT" &&
+	start_proxy rules.yaml --gateway-ca "$CA_FILE" &&
+	test -s state/gateway.secret &&
+	test "$(stat -c %a state/gateway.secret)" = 600
+'
+
+test_expect_success 'a call: forwarded with the provider'"'"'s Host, the key untouched, identity encoding; one call record with the model, the tokens and a fingerprint of the key' '
+	audit_mark && provider_mark &&
+	gw /providers/anthropic/v1/messages?beta=true -o out.json \
+		-H "x-api-key: $KEY" -H "anthropic-version: 2023-06-01" \
+		-H "content-type: application/json" -H "accept-encoding: gzip" \
+		-d "{\"model\":\"claude-x\",\"max_tokens\":10,\"messages\":$MSGS}" &&
+	gateway_json_is out.json "j[\"usage\"][\"output_tokens\"]" 13 &&
+	provider_since &&
+	audit_count psince.jsonl method=POST path=/v1/messages?beta=true \
+		key=$KEY >n && echo 1 >expect && test_cmp expect n &&
+	python3 -c "
+import json, sys
+r = [json.loads(l) for l in open(\"psince.jsonl\")][-1]
+h = {k.lower(): v for k, v in r[\"headers\"]}
+assert h[\"host\"] == \"api.provider.test:%s\" % sys.argv[1], h
+assert h.get(\"accept-encoding\") == \"identity\", h
+assert \"connection\" in h
+" "$PROVIDER_PORT" &&
+	calls_wait 1 &&
+	audit_expect 1 event=call proto=gateway provider=anthropic method=POST \
+		path=/v1/messages model=claude-x model_response=claude-x \
+		status=200 stream=false input_tokens=12 output_tokens=13 \
+		cache_read_tokens=19 cache_write_tokens=17 usage=final \
+		stop=end_turn key_mode=passthrough "key~^hmac:[0-9a-f]{16}$" \
+		"request_id~^req_" host=api.provider.test decision=allow &&
+	! grep -F "${KEY#sk-ant-api03-}" audit.jsonl &&
+	! grep -F "gatewaytestkey" audit.jsonl &&
+	! grep -F "beta=true" since.jsonl
+'
+
+test_expect_success 'the fingerprint is HMAC-SHA256 of provider NUL key under state/gateway.secret, as the manual says' '
+	fp=$(printf "anthropic\0%s" "$KEY" | openssl dgst -sha256 -mac HMAC \
+		-macopt hexkey:$(cat state/gateway.secret) | sed "s/.*= //" | cut -c1-16) &&
+	audit_expect 1 event=call key=hmac:$fp
+'
+
+test_expect_success 'a stream: relayed event by event; the record takes the last cumulative message_delta (13, not 7)' '
+	audit_mark &&
+	gw /providers/anthropic/v1/messages -N -o stream.txt \
+		-H "x-api-key: $KEY" -H "content-type: application/json" \
+		-d "{\"model\":\"claude-x\",\"max_tokens\":10,\"stream\":true,\"messages\":$MSGS}" &&
+	test_grep "event: message_stop" stream.txt &&
+	test "$(grep -c "^event: message_delta" stream.txt)" = 2 &&
+	calls_wait 1 &&
+	audit_expect 1 event=call stream=true output_tokens=13 input_tokens=12 \
+		usage=final stop=end_turn
+'
+
+test_expect_success NPM_CLIENTS 'the official Anthropic SDK, create and stream, through the gateway: its usage is the record'"'"'s' '
+	audit_mark &&
+	gateway_sdk anthropic create "$PROXY_URL/providers/anthropic" "$KEY" claude-sdk >c.json &&
+	gateway_sdk anthropic stream "$PROXY_URL/providers/anthropic" "$KEY" claude-sdk >s.json &&
+	gateway_json_is c.json "j[\"usage\"][\"output_tokens\"]" 13 &&
+	gateway_json_is s.json "j[\"usage\"][\"output_tokens\"]" 13 &&
+	calls_wait 2 &&
+	audit_expect 2 event=call model=claude-sdk input_tokens=12 \
+		output_tokens=13 usage=final &&
+	audit_expect 1 event=call model=claude-sdk stream=true
+'
+
+test_expect_success NPM_CLIENTS 'the official OpenAI SDK: chat completions streamed with include_usage, and responses, streamed and not' '
+	audit_mark &&
+	gateway_sdk chat stream "$PROXY_URL/providers/openai/v1" "$OKEY" gpt-x >chat.json &&
+	gateway_sdk responses stream "$PROXY_URL/providers/openai/v1" "$OKEY" gpt-x >resp.json &&
+	gateway_sdk responses create "$PROXY_URL/providers/openai/v1" "$OKEY" gpt-x >resp2.json &&
+	calls_wait 3 &&
+	out=$(gateway_json chat.json "j[\"usage\"][\"completion_tokens\"]") &&
+	audit_expect 1 event=call provider=openai path=/v1/chat/completions \
+		stream=true usage=final output_tokens=$out "reasoning_tokens~^[0-9]+$" &&
+	out=$(gateway_json resp.json "j[\"usage\"][\"output_tokens\"]") &&
+	audit_expect 2 event=call provider=openai path=/v1/responses \
+		usage=final output_tokens=$out stop=completed &&
+	audit_expect 3 event=call provider=openai "key~^hmac:"
+'
+
+test_expect_success NPM_CLIENTS 'streaming is not buffered: the client has the first event before the provider sent the last' '
+	provider_mark &&
+	gateway_sdk anthropic create-stream "$PROXY_URL/providers/anthropic" "$KEY" test-slow >slow.json &&
+	provider_since &&
+	first=$(gateway_json slow.json "j[\"first_event_ms\"]") &&
+	python3 -c "
+import json, sys
+r = [json.loads(l) for l in open(\"psince.jsonl\")][-1]
+last = r[\"events\"][-1][\"t\"] * 1000
+first = float(sys.argv[1])
+print(\"first event seen %.1f ms before the last was sent\" % (last - first))
+assert first < last, (first, last)
+" "$first"
+'
+
+test_expect_success NPM_CLIENTS 'a 429 reaches the SDK as its RateLimitError; the record has the status and the error type, no usage' '
+	audit_mark &&
+	test_must_fail gateway_sdk anthropic create "$PROXY_URL/providers/anthropic" "$KEY" test-error-429 >e.json &&
+	gateway_json_is e.json "j[\"rate_limit_error\"]" True &&
+	calls_wait 1 &&
+	audit_expect 1 event=call status=429 error=rate_limit_error usage=none
+'
+
+test_expect_success 'a reset mid-stream: the client sees the cut, the record says partial and cut-short' '
+	audit_mark &&
+	test_must_fail gw /providers/anthropic/v1/messages -N -o reset.txt \
+		-H "x-api-key: $KEY" -H "content-type: application/json" \
+		-d "{\"model\":\"test-reset\",\"max_tokens\":10,\"stream\":true,\"messages\":$MSGS}" &&
+	test_grep "message_start" reset.txt &&
+	calls_wait 1 &&
+	audit_expect 1 event=call reason=cut-short usage=partial input_tokens=12
+'
+
+test_expect_success 'malformed events are relayed as they are, counted, usage none' '
+	audit_mark && provider_mark &&
+	before=$(proxy_metric intutic_gateway_malformed_total provider=anthropic) &&
+	gw /providers/anthropic/v1/messages -N -o bad.txt \
+		-H "x-api-key: $KEY" -H "content-type: application/json" \
+		-d "{\"model\":\"test-malformed\",\"max_tokens\":10,\"stream\":true,\"messages\":$MSGS}" &&
+	test_grep "^data: " bad.txt &&
+	calls_wait 1 &&
+	audit_expect 1 event=call malformed=true usage=none model=test-malformed &&
+	after=$(proxy_metric intutic_gateway_malformed_total provider=anthropic) &&
+	test "$after" -gt "$before"
+'
+
+test_expect_success 'a client that goes away mid-stream: the call gets its record, the connections close' '
+	audit_mark &&
+	test_must_fail gw /providers/anthropic/v1/messages -N --max-time 0.5 -o gone.txt \
+		-H "x-api-key: $KEY" -H "content-type: application/json" \
+		-d "{\"model\":\"test-slow\",\"max_tokens\":10,\"stream\":true,\"messages\":$MSGS}" &&
+	calls_wait 1 &&
+	audit_expect 1 event=call reason=cut-short model=test-slow &&
+	wait_until 10 conns_one
+'
+
+test_expect_success 'an unknown provider, or one the rules do not switch on: 404 naming those served' '
+	gw /providers/nope/v1/messages -o nope.txt -w "%{http_code}\n" >code &&
+	echo 404 >expect && test_cmp expect code &&
+	test_grep "it serves: anthropic, openai, badcert" nope.txt &&
+	gw /providers/dormant/v1/x -o dormant.txt -w "%{http_code}\n" >code &&
+	test_cmp expect code &&
+	test_grep "no provider .dormant." dormant.txt
+'
+
+test_expect_success 'a provider whose certificate does not name it: 502 tls-failed with the reason, nothing sent' '
+	gw /providers/badcert/v1/chat/completions -o tls.txt -w "%{http_code}\n" \
+		-H "authorization: Bearer $OKEY" -d "{}" >code &&
+	echo 502 >expect && test_cmp expect code &&
+	test_grep "certificate verify failed" tls.txt &&
+	test_grep "nothing was sent" tls.txt &&
+	test "$(wc -l <"$BADPROV_REQUESTS")" = 0
+'
+
+test_expect_success 'intutic exec points the base-URL variables at the gateway, with the run; the calls carry the run' '
+	audit_mark &&
+	"$INTUTIC" exec --state-dir "$PROXY_DIR/state" -- sh -c "
+		echo \$INTUTIC_RUN >run.id &&
+		echo \"\$ANTHROPIC_BASE_URL\" >base.a && echo \"\$OPENAI_BASE_URL\" >base.o &&
+		curl -sS --noproxy \"*\" -o ex.json -H \"x-api-key: $KEY\" \
+			-d \"{\\\"model\\\":\\\"claude-exec\\\",\\\"messages\\\":[]}\" \
+			\"\$ANTHROPIC_BASE_URL/v1/messages\"" &&
+	run=$(cat run.id) &&
+	test_grep "^$PROXY_URL/r/$run:[0-9a-f]*/providers/anthropic\$" base.a &&
+	test_grep "^$PROXY_URL/r/$run:[0-9a-f]*/providers/openai/v1\$" base.o &&
+	calls_wait 1 &&
+	audit_expect 1 event=call run=$run model=claude-exec status=200 &&
+	! grep -F "/r/$run:" audit.jsonl
+'
+
+test_expect_success 'the gateway is no way around the policy: a run that denies the provider'"'"'s host is refused there, nothing reaches it' '
+	audit_mark && provider_mark &&
+	"$INTUTIC" exec --state-dir "$PROXY_DIR/state" --deny api.provider.test -- sh -c "
+		curl -sS --noproxy \"*\" -o denied.txt -w \"%{http_code}\\n\" \
+			-H \"x-api-key: $KEY\" -d \"{}\" \
+			\"\$ANTHROPIC_BASE_URL/v1/messages\" >code" &&
+	echo 403 >expect && test_cmp expect code &&
+	provider_since && test_must_be_empty psince.jsonl &&
+	audit_wait event=decision proto=gateway decision=deny host=api.provider.test
+'
+
+test_expect_success 'wrong run credentials in the gateway URL: 407, nothing sent' '
+	gw /r/run-0000000000000000:00/providers/anthropic/v1/messages -o cred.txt \
+		-w "%{http_code}\n" -d "{}" >code &&
+	echo 407 >expect && test_cmp expect code &&
+	test_grep "intutic exec" cred.txt
+'
+
+test_expect_success 'a WebSocket upgrade (the Responses API'"'"'s) is relayed both ways' '
+	python3 - "$PROXY_PORT" "$OKEY" <<-\EOF
+	import base64, os, socket, struct, sys
+	port, key = int(sys.argv[1]), sys.argv[2]
+	s = socket.create_connection(("127.0.0.1", port), timeout=10)
+	k = base64.b64encode(os.urandom(16)).decode()
+	s.sendall(("GET /providers/openai/v1/responses HTTP/1.1\r\n"
+	    "Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
+	    "Authorization: Bearer %s\r\n\r\n" % (k, key)).encode())
+	head = b""
+	while b"\r\n\r\n" not in head:
+	    head += s.recv(4096)
+	assert head.startswith(b"HTTP/1.1 101"), head
+	msg = b"hello through the gateway"
+	mask = os.urandom(4)
+	s.sendall(bytes([0x81, 0x80 | len(msg)]) + mask +
+	    bytes(b ^ mask[i % 4] for i, b in enumerate(msg)))
+	buf = head.split(b"\r\n\r\n", 1)[1]
+	while len(buf) < 2 + len(msg):
+	    d = s.recv(4096)
+	    assert d, "closed"
+	    buf += d
+	assert buf[0] == 0x81 and buf[1] == len(msg) and buf[2:2 + len(msg)] == msg, buf
+	print("echoed")
+	EOF
+	audit_wait event=call status=101 path=/v1/responses malformed=false usage=none
+'
+
+test_expect_success NPM_CLIENTS 'Claude Code under intutic exec: its call is audited with the model and the tokens' '
+	audit_mark &&
+	mkdir -p claude-home &&
+	"$INTUTIC" exec --state-dir "$PROXY_DIR/state" -- env HOME="$TRASH_DIRECTORY/claude-home" NODE_EXTRA_CA_CERTS="$CA_FILE" \
+		ANTHROPIC_API_KEY="$KEY" DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
+		DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+		timeout -k 5 "$GATEWAY_CLAUDE_SECONDS" node "$GATEWAY_CLAUDE" -p "say hi" \
+		</dev/null >claude.out 2>claude.err || { cat claude.err >&2; false; } &&
+	test_grep "Hello from the provider double" claude.out &&
+	calls_wait 1 &&
+	audit_count since.jsonl event=call provider=anthropic path=/v1/messages \
+		"run~^run-" usage=final "model~." "output_tokens~^[0-9]+$" >n &&
+	test "$(cat n)" -ge 1
+'
+
+test_expect_success 'metrics: calls, errors and tokens by provider' '
+	test "$(proxy_metric intutic_gateway_calls_total provider=anthropic)" -ge 8 &&
+	test "$(proxy_metric intutic_gateway_errors_total provider=anthropic)" -ge 3 &&
+	test "$(proxy_metric intutic_gateway_tokens_total "provider=anthropic,kind=output")" -ge 26 &&
+	test "$(proxy_metric intutic_decision_reasons_total reason=tls-failed)" = 1
+'
+
+test_done
