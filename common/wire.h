@@ -40,6 +40,7 @@
 #define WIRE_RUN_PROJECT	"project"
 #define WIRE_RUN_PID		"pid"
 #define WIRE_RUN_POLICY		"policy"	/* a rule document, as text */
+#define WIRE_RUN_SENTINELS	"sentinels"	/* answer: brokered keys, by provider */
 #define WIRE_RUN_ADDR		"addr"		/* its sandbox's address */
 /* What the policy is named as, in messages and as its entries' file:
  * an entry of it decides as "run RUN's policy:LINE" (a printf format of

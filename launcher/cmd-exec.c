@@ -39,6 +39,7 @@
 #include "rules.h"
 #include "settings.h"
 #include "wire.h"
+#include "yread.h"
 
 #define EXEC_NOT_FOUND		127
 #define EXEC_NOT_EXECUTABLE	126
@@ -282,6 +283,20 @@ exec_gateway_env(const struct exec_run *run, struct envv *e, const char *host,
 		pv = rules_provider_get(run->rules, i);
 		if (pv->gateway == RULES_GATEWAY_OFF || pv->api == NULL)
 			continue;
+		/* A brokered key: the run's sentinel, never the real one. */
+		if (pv->gateway == RULES_GATEWAY_BROKER && pv->broker != NULL) {
+			for (j = 0; j < run->nsentinels; j++)
+				if (strcmp(run->sentinels[j].provider,
+				    pv->name) == 0)
+					break;
+			if (j == run->nsentinels)
+				error("the proxy gave no key for %s, whose key "
+				    "the rules broker: %s is not set", pv->name,
+				    pv->broker->env);
+			else if (envv_set(e, pv->broker->env,
+			    run->sentinels[j].key) != 0)
+				return -1;
+		}
 		for (j = 0; j < pv->base_url_count; j++) {
 			b = &pv->base_url[j];
 			snprintf(url, sizeof(url), "http://%s:%u/r/%s:%s/providers/"
@@ -373,6 +388,9 @@ exec_env(const struct exec_run *run, struct envv *e, const char *host,
 		const struct rules_provider *pv =
 		    rules_provider_get(run->rules, i);
 
+		/* A brokered provider's variables carry no real key in. */
+		if (pv->gateway == RULES_GATEWAY_BROKER)
+			continue;
 		for (j = 0; j < pv->env_count; j++)
 			if (!env_is_refused(pv->env[j]) &&
 			    !in_list(pv->env[j], env_ours, NELEM(env_ours)) &&
@@ -505,13 +523,70 @@ exec_unregister(const struct exec_run *run)
  * document's text; NULL: none); 0, or -1 and why (the proxy's refusal
  * with its status).
  */
+/* The answer's "sentinels": {"NAME": "KEY", ...} into run. */
 static int
-exec_register(const struct exec_run *run, const char *policy, char *err,
+exec_sentinels_map(struct yread *p, struct exec_run *run)
+{
+	const yaml_event_t *ev = &p->ev;
+	struct exec_sentinel *s;
+	size_t len;
+
+	if (ev->type != YAML_MAPPING_START_EVENT)
+		return yread_fail(p, &ev->start_mark, "'" WIRE_RUN_SENTINELS
+		    "' is not an object");
+	for (;;) {
+		if (yread_next(p) != 0)
+			return -1;
+		if (ev->type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if (ev->type != YAML_SCALAR_EVENT ||
+		    run->nsentinels == EXEC_SENTINELS_MAX ||
+		    (len = ev->data.scalar.length) == 0 ||
+		    len >= sizeof(s->provider))
+			return yread_fail(p, &ev->start_mark, "a bad provider "
+			    "in '" WIRE_RUN_SENTINELS "'");
+		s = &run->sentinels[run->nsentinels];
+		memcpy(s->provider, ev->data.scalar.value, len);
+		s->provider[len] = '\0';
+		if (yread_next(p) != 0 ||
+		    yread_string(p, s->provider, "a string") != 0)
+			return -1;
+		if ((len = ev->data.scalar.length) == 0 || len >= sizeof(s->key))
+			return yread_fail(p, &ev->start_mark, "a bad key in '"
+			    WIRE_RUN_SENTINELS "'");
+		memcpy(s->key, ev->data.scalar.value, len);
+		s->key[len] = '\0';
+		run->nsentinels++;
+	}
+}
+
+/* The registration's answer: {"run": ID, "sentinels": {...}}. */
+static int
+exec_answer_map(struct yread *p, void *arg)
+{
+	static const char *const keys[] = { WIRE_RUN_SENTINELS };
+	char other[YREAD_QUOTE_BUF];
+	int k;
+
+	while ((k = yread_pair(p, keys, 1, other, sizeof(other))) >= 0) {
+		if (k == 0) {
+			if (exec_sentinels_map(p, arg) != 0)
+				return -1;
+		} else if (yread_skip(p) != 0)
+			return -1;
+	}
+	return k == YREAD_END ? 0 : -1;
+}
+
+static int
+exec_register(struct exec_run *run, const char *policy, char *err,
     size_t errlen)
 {
 	const char *slash = strrchr(run->o->argv[0], '/');
 	const char *cmd = slash != NULL ? slash + 1 : run->o->argv[0];
-	char pid[24], *body;
+	char pid[24], *body, *answer = NULL;
+	const char *sock;
+	struct yread p;
 	size_t len, used = 0;
 	long status;
 	int r = -1;
@@ -542,11 +617,20 @@ exec_register(const struct exec_run *run, const char *policy, char *err,
 	    jsonw_raw(body, len, &used, "}") != 0)
 		snprintf(err, errlen, "the run's registration does not fit "
 		    "(cannot be)");
-	else if (exec_control(run, "POST", WIRE_RUNS_PATH, body, &status, err,
-	    errlen) == 0 && status == 201)
-		r = 0;
+	else if ((sock = exec_socket(run, err, errlen)) != NULL &&
+	    control_request(sock, "POST", WIRE_RUNS_PATH, body, &status,
+	    &answer, err, errlen) == 0 && status == 201) {
+		yread_init(&p, "the proxy's answer to the registration",
+		    YREAD_TEXT, 1, answer, strlen(answer), err, errlen);
+		if (yread_run(&p, exec_answer_map, run) == 0)
+			r = 0;
+	}
 	explicit_bzero(body, len);
 	free(body);
+	if (answer != NULL) {
+		explicit_bzero(answer, strlen(answer));
+		free(answer);
+	}
 	return r;
 }
 

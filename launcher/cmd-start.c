@@ -60,7 +60,7 @@ const struct cmd_entry cmd_start_entry = {
 	    "value: --bind ADDR,...  --port N  --audit FILE|-  --workers N\n"
 	    "--state-dir DIR  --control-group GROUP\n"
 	    "--dns-bind ADDR[:PORT],...  --transparent-bind ADDR:PORT,...\n"
-	    "--gateway-ca FILE  --resolv-conf FILE\n"
+	    "--gateway-ca FILE  --gateway-keys DIR  --resolv-conf FILE\n"
 	    "--hosts FILE  --require-run  --no-revoke  --debug\n"
 	    "--dns-timeout MS  --connect-timeout MS  --head-timeout MS\n"
 	    "--peek-timeout MS  --idle-timeout MS  --grace MS  --max-conns N\n"

@@ -20,7 +20,7 @@ struct audit;
  * A provider gateway call's own fields (proto "gateway", event "call"):
  * written when a record's call is set.  Token counts and times are -1
  * when not known; usage is "final", "partial" or "none".  Never a body,
- * a prompt, a query string or a header value: key is a fingerprint (a
+ * a prompt, a query string or a request header value: key is a fingerprint (a
  * keyed hash), not any piece of the key.
  */
 struct audit_call {
@@ -30,7 +30,7 @@ struct audit_call {
 	const char	*model;		/* the request's */
 	const char	*model_response;	/* the one the answer names */
 	const char	*request_id;	/* the provider's */
-	int64_t		 ttfb_us;	/* request sent to first byte back */
+	int64_t		 ttfb_us;	/* request head read to first byte back */
 	int64_t		 latency_us;	/* request read to answer done */
 	int		 stream;	/* 1, 0, or -1: not known */
 	int64_t		 input_tokens;

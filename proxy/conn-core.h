@@ -337,6 +337,13 @@ int		 conn_identify_run(struct conn *c, int has_cred,
  * that it comes in while the request's target is parsed.
  */
 void		 conn_identify_early(struct conn *c, const struct http_head *h);
+/*
+ * A piece of a live run's brokered key in text (len bytes), or in the
+ * head's target or any header value: refused (403 credential-leak) and
+ * -1; else 0.  conn_decide() looks at the host.
+ */
+int		 conn_leak(struct conn *c, const char *text, size_t len);
+int		 conn_leak_head(struct conn *c, const struct http_head *h);
 /* Decides (host, port) by name; 0 to go on, -1 when answered already. */
 int		 conn_decide(struct conn *c);
 /* Looks the host up (or takes its literal), picks an address, dials. */

@@ -26,6 +26,7 @@
 
 #include "conn-core.h"
 #include "crypto.h"
+#include "gateway.h"
 #include "http.h"
 #include "proxy.h"
 #include "resolve.h"
@@ -36,9 +37,45 @@ static void	conn_dial(struct conn *);
 static void	conn_dial_event(struct conn *, short);
 
 /* Decides (host, port) by name; 0 to go on, -1 when answered already. */
+/*
+ * A piece of a live run's brokered key (gateway_leak()) in text: refused
+ * (credential-leak), in every mode, and -1; else 0.
+ */
+int
+conn_leak(struct conn *c, const char *text, size_t len)
+{
+	char run[RUN_ID_MAX], provider[64], detail[RUN_ID_MAX + 384];
+
+	if (!gateway_leak(c->p->gateway, c->p->runs, text, len, run,
+	    provider))
+		return 0;
+	snprintf(detail, sizeof(detail), "the request carries the key the "
+	    "provider gateway gave run %s for %s; that key is good only in "
+	    "%s's calls through the gateway, and sending it anywhere else is "
+	    "refused", run, provider, provider);
+	conn_deny(c, 403, CONN_REASON_CREDENTIAL_LEAK, detail);
+	return -1;
+}
+
+int
+conn_leak_head(struct conn *c, const struct http_head *h)
+{
+	size_t i;
+
+	if (conn_leak(c, h->target, h->target_len) != 0)
+		return -1;
+	for (i = 0; i < h->nheaders; i++)
+		if (conn_leak(c, h->headers[i].value,
+		    h->headers[i].value_len) != 0)
+			return -1;
+	return 0;
+}
+
 int
 conn_decide(struct conn *c)
 {
+	if (conn_leak(c, c->req.host.text, c->req.host.len) != 0)
+		return -1;
 	rules_decide_within(c->rules, c->policy, &c->req.host, c->req.port,
 	    &c->req.d);
 	if (c->req.d.verdict == RULES_ALLOW)

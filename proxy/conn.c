@@ -87,6 +87,8 @@ static const char *const conn_reason_names[] = {
 	[CONN_REASON_RUN_ENDED] = "run-ended",
 	[CONN_REASON_UNKNOWN_PROVIDER] = "unknown-provider",
 	[CONN_REASON_TLS_FAILED] = "tls-failed",
+	[CONN_REASON_CREDENTIAL_LEAK] = "credential-leak",
+	[CONN_REASON_KEY_MISMATCH] = "key-mismatch",
 };
 
 const char *

@@ -44,6 +44,8 @@ enum conn_reason {
 	CONN_REASON_RUN_ENDED,		/* its run ended (revoked) */
 	CONN_REASON_UNKNOWN_PROVIDER,	/* the gateway serves no such one */
 	CONN_REASON_TLS_FAILED,		/* the provider's TLS did not verify */
+	CONN_REASON_CREDENTIAL_LEAK,	/* a brokered key sent elsewhere */
+	CONN_REASON_KEY_MISMATCH,	/* a brokered call without its key */
 	CONN_REASON_COUNT
 };
 

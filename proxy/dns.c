@@ -49,6 +49,7 @@
 #include "conn-core.h"
 #include "dns.h"
 #include "dnsmsg.h"
+#include "gateway.h"
 #include "given.h"
 #include "log.h"
 #include "proxy.h"
@@ -668,6 +669,7 @@ dnsq_decide(struct dnsq *q)
 	struct rules_addr peer;
 	struct dns_cached *c;
 	struct resolve *r;
+	char leak_run[RUN_ID_MAX], leak_provider[64];
 	int64_t now;
 	int want;
 
@@ -689,6 +691,12 @@ dnsq_decide(struct dnsq *q)
 			return;
 		}
 		q->policy = pol.set;
+	}
+	/* A run's brokered key in a name: refused, before anything. */
+	if (q->q.name_ok && gateway_leak(p->gateway, p->runs, q->q.name,
+	    strlen(q->q.name), leak_run, leak_provider)) {
+		dnsq_refuse(q, CONN_REASON_CREDENTIAL_LEAK);
+		return;
 	}
 	if (!q->q.name_ok || rules_host_parse(q->q.name, strlen(q->q.name),
 	    &q->host) != RULES_OK || q->host.kind != RULES_HOST_NAME) {

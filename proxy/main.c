@@ -309,6 +309,15 @@ reload(struct proxy *p)
 		    rules_error_str(&err, msg, sizeof(msg)));
 		return;
 	}
+	/* The brokered keys the new rules name, or the old rules stay. */
+	if (gateway_keys_load(p->gateway, r, p->cfg.gateway_keys, msg,
+	    sizeof(msg)) != 0) {
+		METRIC_ADD(p, reload_errors, 1);
+		error("reload refused, the old rules stay: the provider "
+		    "gateway: %s", msg);
+		rules_free(r);
+		return;
+	}
 	text = proxy_rules_text(r);
 	pthread_mutex_lock(&p->rules_lock);
 	old = p->rules;
@@ -815,6 +824,11 @@ main(int argc, char **argv)
 	    sizeof(msg))) == NULL) {
 		error("not starting: the provider gateway: %s", msg);
 		return 125;
+	}
+	if (gateway_keys_load(p->gateway, p->rules, p->cfg.gateway_keys, msg,
+	    sizeof(msg)) != 0) {
+		error("not starting: the provider gateway: %s", msg);
+		return 2;
 	}
 
 	/* Workers never see signals; the main loop takes them. */

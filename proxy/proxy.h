@@ -78,6 +78,7 @@ struct proxy_config {
 	const char	*dns_bind_text;		/* --dns-bind; NULL: no filter */
 	const char	*transparent_text;	/* --transparent-bind; NULL: none */
 	const char	*gateway_ca;		/* --gateway-ca; NULL: none */
+	const char	*gateway_keys;		/* --gateway-keys; NULL: none */
 	size_t		 head_max;
 	size_t		 headers_max;
 	size_t		 uri_max;

@@ -129,6 +129,7 @@ struct runs {
 	void		*compile_arg;
 	runs_gone_fn	 gone;		/* told of each run swept */
 	void		*gone_arg;
+	uint64_t	 changes;	/* runs added or dropped (atomic) */
 };
 
 static unsigned long long	proc_start(long long pid);
@@ -979,6 +980,7 @@ runs_put(struct runs *r, struct run *run)
 {
 	run->at = r->used;
 	r->slot[r->used++] = run;
+	__atomic_add_fetch(&r->changes, 1, __ATOMIC_RELEASE);
 	index_put(r, r->by_id, run, 0);
 	if (run->addr.family != 0)
 		index_put(r, r->by_addr, run, 1);
@@ -999,6 +1001,7 @@ runs_drop(struct runs *r, size_t i)
 	index_del(r, r->by_id, run, 0);
 	if (run->addr.family != 0)
 		index_del(r, r->by_addr, run, 1);
+	__atomic_add_fetch(&r->changes, 1, __ATOMIC_RELEASE);
 	r->used--;
 	r->slot[i] = r->slot[r->used];
 	r->slot[i]->at = i;
@@ -1609,4 +1612,40 @@ run_bytes(struct run *run, uint64_t up, uint64_t down)
 {
 	__atomic_add_fetch(&run->bytes_up, up, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&run->bytes_down, down, __ATOMIC_RELAXED);
+}
+
+const unsigned char *
+run_secret(const struct run *run, size_t *len)
+{
+	*len = sizeof(run->mac);
+	return run->mac;
+}
+
+uint64_t
+runs_changes(const struct runs *r)
+{
+	return __atomic_load_n(&r->changes, __ATOMIC_ACQUIRE);
+}
+
+void
+runs_each(struct runs *r, void (*fn)(const struct run *, void *), void *arg)
+{
+	size_t i;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->used; i++)
+		fn(r->slot[i], arg);
+	pthread_mutex_unlock(&r->lock);
+}
+
+struct run *
+runs_ref(struct runs *r, const char *id)
+{
+	struct run *run;
+
+	pthread_mutex_lock(&r->lock);
+	if ((run = index_id(r, id, strlen(id))) != NULL)
+		__atomic_add_fetch(&run->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&r->lock);
+	return run;
 }

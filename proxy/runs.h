@@ -225,4 +225,17 @@ int		 runs_json_str(struct evbuffer *out, const char *s);
 /* Whether `s` is a well-formed run id. */
 int		 runs_id_valid(const char *s, size_t len);
 
+/*
+ * What the provider gateway derives a run's brokered keys from: the MAC of
+ * its token (never the token), *len bytes, as long as run lives.
+ */
+const unsigned char *run_secret(const struct run *run, size_t *len);
+/* Run id, a new reference (run_release()); NULL when not registered. */
+struct run	*runs_ref(struct runs *r, const char *id);
+/* A count that changes whenever a run is added or dropped. */
+uint64_t	 runs_changes(const struct runs *r);
+/* fn(run, arg) for each registered run, under the table's lock. */
+void		 runs_each(struct runs *r,
+		    void (*fn)(const struct run *, void *), void *arg);
+
 #endif /* INTUTIC_RUNS_H */

@@ -61,12 +61,17 @@ conn_connect_request(struct conn *c, const struct http_head *h,
 	if ((err = rules_hostport_parse(target, &c->req.host, &c->req.port, 0)) != 0) {
 		char detail[512];
 
+		/* A brokered key as a host no rule could take. */
+		if (conn_leak_head(c, h) != 0)
+			return;
 		snprintf(detail, sizeof(detail), "invalid host in '%s': %s",
 		    target, rules_strerror(err));
 		conn_deny(c, 403, CONN_REASON_INVALID_HOST, detail);
 		return;
 	}
-	if (conn_identify(c, h) != 0 || conn_decide(c) != 0)
+	/* A brokered key in the target or a header: the run's, refused. */
+	if (conn_identify(c, h) != 0 || conn_leak_head(c, h) != 0 ||
+	    conn_decide(c) != 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
 	conn_reach(c);

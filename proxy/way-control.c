@@ -48,6 +48,7 @@
 
 #include "audit.h"
 #include "conn-core.h"
+#include "gateway.h"
 #include "http.h"
 #include "jsonw.h"
 #include "log.h"
@@ -510,6 +511,53 @@ control_run_failed(struct conn *c, int r, const char *id, const char *what)
 	}
 }
 
+/*
+ * The answer to a registration: {"run":ID}, and "sentinels": {"NAME":
+ * "..."} with the run's key of each provider the rules broker (see
+ * gateway_sentinel()), which the launcher gives the agent instead of the
+ * real one.  The registering peer may have it: it is the run's owner.
+ */
+static void
+control_registered(struct conn *c, const char *id)
+{
+	const struct rules_provider *pv;
+	struct evbuffer *body;
+	struct rules *r;
+	struct run *run;
+	char s[GATEWAY_SENTINEL_MAX];
+	size_t i, n = 0;
+	int bad = 0;
+
+	if ((body = evbuffer_new()) == NULL) {
+		conn_close(c);
+		return;
+	}
+	r = proxy_rules_get(c->p);
+	run = runs_ref(c->p->runs, id);
+	bad |= evbuffer_add_printf(body, "{\"" WIRE_RUN_ID "\":") < 0 ||
+	    runs_json_str(body, id) != 0;
+	for (i = 0; run != NULL && r != NULL && i < rules_provider_count(r);
+	    i++) {
+		pv = rules_provider_get(r, i);
+		if (pv->gateway != RULES_GATEWAY_BROKER ||
+		    gateway_sentinel(c->p->gateway, pv, run, s) != 0)
+			continue;
+		bad |= evbuffer_add_printf(body, "%s", n++ == 0 ?
+		    ",\"" WIRE_RUN_SENTINELS "\":{" : ",") < 0 ||
+		    runs_json_str(body, pv->name) != 0 ||
+		    evbuffer_add(body, ":", 1) != 0 || runs_json_str(body, s) != 0;
+	}
+	explicit_bzero(s, sizeof(s));
+	bad |= evbuffer_add_printf(body, "%s}", n > 0 ? "}" : "") < 0;
+	run_release(run);
+	rules_free(r);
+	if (bad)
+		conn_close(c);
+	else
+		control_answer(c, 201, body);
+	evbuffer_free(body);
+}
+
 /* POST /v1/runs: the body is all there (control_body_ready()). */
 static void
 control_register(struct conn *c, const struct http_head *h)
@@ -573,7 +621,7 @@ control_register(struct conn *c, const struct http_head *h)
 	info("run %s registered by uid %lu: %s%s", reg.id,
 	    (unsigned long)reg.uid, reg.command, set != NULL ?
 	    " (with a policy of its own)" : "");
-	control_done(c, 201, reg.id, NULL, NULL);
+	control_registered(c, reg.id);
 }
 
 /* PUT /v1/runs/ID/policy: the body is all there. */

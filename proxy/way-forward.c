@@ -61,6 +61,9 @@ conn_http_request(struct conn *c, const struct http_head *h,
 	memcpy(target, auth, authlen);
 	target[authlen] = '\0';
 	if ((err = rules_hostport_parse(target, &c->req.host, &c->req.port, 80)) != 0) {
+		/* A brokered key as a host no rule could take. */
+		if (conn_leak_head(c, h) != 0)
+			return;
 		snprintf(detail, sizeof(detail), "invalid host in the URI: %s",
 		    rules_strerror(err));
 		conn_deny(c, 403, CONN_REASON_INVALID_HOST, detail);
@@ -73,7 +76,9 @@ conn_http_request(struct conn *c, const struct http_head *h,
 		    "the Host header must name the URI's host");
 		return;
 	}
-	if (conn_identify(c, h) != 0 || conn_decide(c) != 0)
+	/* A brokered key in the target or a header: the run's, refused. */
+	if (conn_identify(c, h) != 0 || conn_leak_head(c, h) != 0 ||
+	    conn_decide(c) != 0)
 		return;
 
 	c->req.body = http_framing_new(0,

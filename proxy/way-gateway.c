@@ -40,6 +40,7 @@
 
 #include "audit.h"
 #include "conn-core.h"
+#include "crypto.h"
 #include "evio.h"
 #include "gateway.h"
 #include "http.h"
@@ -162,16 +163,130 @@ gw_served(const struct rules *r, char *buf, size_t len)
 		    "providers on)");
 }
 
+/* Headers that carry a key to some provider: a brokered call has none. */
+static const char *const gw_auth_headers[] = {
+	"authorization", "x-api-key", "api-key", "x-goog-api-key",
+};
+
+/* Whether hd is one of pv's key headers. */
+static int
+gw_is_key_header(const struct rules_provider *pv, const struct http_header *hd)
+{
+	size_t i;
+
+	for (i = 0; i < pv->key_header_count; i++)
+		if (http_header_is(hd, pv->key_headers[i]))
+			return 1;
+	return 0;
+}
+
+struct gw_skip {
+	const struct rules_provider *pv;
+	int		 broker;	/* the key headers go, the real one comes */
+};
+
 /*
  * The headers the gateway writes itself, or must not pass: the Host is
- * the provider's, Accept-Encoding its own.
+ * the provider's, Accept-Encoding its own; a brokered call's keys.
  */
 static int
 gw_skip_header(void *arg, const struct http_header *hd)
 {
-	(void)arg;
-	return http_header_is(hd, "host") ||
-	    http_header_is(hd, "accept-encoding");
+	const struct gw_skip *sk = arg;
+	size_t i;
+
+	if (http_header_is(hd, "host") || http_header_is(hd, "accept-encoding"))
+		return 1;
+	if (!sk->broker)
+		return 0;
+	for (i = 0; i < sizeof(gw_auth_headers) / sizeof(gw_auth_headers[0]);
+	    i++)
+		if (http_header_is(hd, gw_auth_headers[i]))
+			return 1;
+	return gw_is_key_header(sk->pv, hd);
+}
+
+/* A key header's key: past "Bearer " when it starts so. */
+static void
+gw_key_value(const struct http_header *hd, const char **v, size_t *len)
+{
+	*v = hd->value;
+	*len = hd->value_len;
+	if (*len > 7 && strncasecmp(*v, "bearer ", 7) == 0) {
+		*v += 7;
+		*len -= 7;
+	}
+}
+
+/*
+ * A brokered call: every key header of pv that the request has must hold
+ * the run's sentinel for pv, and one must; then the real key goes in pv's
+ * broker header (gw_broker_head()).  0, or -1 when refused and answered.
+ */
+static int
+gw_broker_check(struct conn *c, const struct rules_provider *pv,
+    const struct http_head *h)
+{
+	char s[GATEWAY_SENTINEL_MAX], detail[512];
+	const struct http_header *hd;
+	const char *v;
+	size_t i, len, slen;
+	int seen = 0, bad = 0;
+
+	if (c->run == NULL) {
+		snprintf(detail, sizeof(detail), "%s's key is brokered: its "
+		    "calls must be a run's, whose key intutic exec gives the "
+		    "agent in $%s; start the agent with `intutic exec`",
+		    pv->name, pv->broker->env);
+		conn_deny(c, 403, CONN_REASON_KEY_MISMATCH, detail);
+		return -1;
+	}
+	if (gateway_sentinel(c->p->gateway, pv, c->run, s) != 0) {
+		conn_fail(c, 500, CONN_REASON_KEY_MISMATCH, "the run's "
+		    "brokered key could not be made");
+		return -1;
+	}
+	slen = strlen(s);
+	for (i = 0; i < h->nheaders; i++) {
+		hd = &h->headers[i];
+		if (!gw_is_key_header(pv, hd))
+			continue;
+		seen = 1;
+		gw_key_value(hd, &v, &len);
+		if (len != slen || !crypto_equal(v, s, slen))
+			bad = 1;
+	}
+	explicit_bzero(s, sizeof(s));
+	if (!seen || bad) {
+		snprintf(detail, sizeof(detail), "%s's key is brokered: the "
+		    "call must carry the key intutic exec gave this run (in "
+		    "$%s), %s; the real key never leaves the proxy", pv->name,
+		    pv->broker->env, seen ? "not another" : "and it has none");
+		conn_deny(c, 403, CONN_REASON_KEY_MISMATCH, detail);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A leak of some run's brokered key in the call: its target, or any
+ * header but a brokered call's own key headers (gw_broker_check() found
+ * the run's key there).  0, or -1 when refused.
+ */
+static int
+gw_leak(struct conn *c, const struct rules_provider *pv,
+    const struct http_head *h, int broker)
+{
+	size_t i;
+
+	if (conn_leak(c, h->target, h->target_len) != 0)
+		return -1;
+	for (i = 0; i < h->nheaders; i++)
+		if (!(broker && gw_is_key_header(pv, &h->headers[i])) &&
+		    conn_leak(c, h->headers[i].value,
+		    h->headers[i].value_len) != 0)
+			return -1;
+	return 0;
 }
 
 /* The key the request carries in its provider's key headers: its print. */
@@ -187,13 +302,7 @@ gw_key_print(struct conn *c, const struct rules_provider *pv,
 	for (i = 0; i < pv->key_header_count; i++) {
 		if ((hd = http_header_find(h, pv->key_headers[i])) == NULL)
 			continue;
-		v = hd->value;
-		len = hd->value_len;
-		/* "Bearer KEY": the key is what follows the scheme. */
-		if (len > 7 && strncasecmp(v, "bearer ", 7) == 0) {
-			v += 7;
-			len -= 7;
-		}
+		gw_key_value(hd, &v, &len);
 		gateway_fingerprint(c->p->gateway, pv->name, v, len,
 		    c->gw->key);
 		return;
@@ -378,9 +487,13 @@ gw_request(struct conn *c, const struct http_head *h, size_t avail)
 {
 	const struct rules_provider *pv;
 	struct gw_target t;
+	struct gw_skip sk;
 	struct run *named = NULL;
-	char detail[512], served[256], extra[RULES_HOST_TEXT_MAX + 64];
+	char detail[512], served[256], key[GATEWAY_KEY_MAX + 1];
+	char extra[RULES_HOST_TEXT_MAX + GATEWAY_KEY_MAX + 256];
 	const char *why;
+	size_t used;
+	long keylen = -1;
 	int err;
 
 	(void)avail;
@@ -420,6 +533,11 @@ gw_request(struct conn *c, const struct http_head *h, size_t avail)
 	c->req.port = pv->api_port;
 	if (conn_decide(c) != 0)
 		return;
+	sk.pv = pv;
+	sk.broker = pv->gateway == RULES_GATEWAY_BROKER && pv->broker != NULL;
+	if ((sk.broker && gw_broker_check(c, pv, h) != 0) ||
+	    gw_leak(c, pv, h, sk.broker) != 0)
+		return;
 
 	if (c->gw == NULL && (c->gw = calloc(1, sizeof(*c->gw))) == NULL) {
 		conn_close(c);
@@ -432,11 +550,12 @@ gw_request(struct conn *c, const struct http_head *h, size_t avail)
 	snprintf(c->gw->method, sizeof(c->gw->method), "%s", h->method);
 	snprintf(c->gw->path, sizeof(c->gw->path), "%.*s",
 	    (int)(t.pathlen > 0 ? t.pathlen : 1), t.pathlen > 0 ? t.rest : "/");
-	c->gw->key_mode = "passthrough";
+	c->gw->key_mode = sk.broker ? "broker" : "passthrough";
 	c->gw->api = usage_api_of_path(t.rest, t.pathlen);
 	usage_req_begin(&c->gw->req);
 	usage_begin(&c->gw->resp, c->gw->api, 0);
-	gw_key_print(c, pv, h);
+	if (!sk.broker)
+		gw_key_print(c, pv, h);
 
 	c->req.body = http_framing_new(0,
 	    (const char *)evbuffer_pullup(bufferevent_get_input(c->client),
@@ -455,16 +574,34 @@ gw_request(struct conn *c, const struct http_head *h, size_t avail)
 		conn_close(c);
 		return;
 	}
+	if (sk.broker && (keylen = gateway_key(c->p->gateway, pv->name,
+	    key)) < 0) {
+		snprintf(detail, sizeof(detail), "the proxy holds no key for "
+		    "%s, whose key the rules broker (--gateway-keys, "
+		    "intutic-proxy(8) KEY BROKER)", pv->name);
+		conn_fail(c, 503, CONN_REASON_KEY_MISMATCH, detail);
+		return;
+	}
+	if (sk.broker)
+		gateway_fingerprint(c->p->gateway, pv->name, key,
+		    (size_t)keylen, c->gw->key);
 	if (c->req.port == 443)
-		snprintf(extra, sizeof(extra), "Host: %s\r\n"
+		used = (size_t)snprintf(extra, sizeof(extra), "Host: %s\r\n"
 		    "Accept-Encoding: identity\r\n", c->req.host.text);
 	else
-		snprintf(extra, sizeof(extra), "Host: %s:%u\r\n"
+		used = (size_t)snprintf(extra, sizeof(extra), "Host: %s:%u\r\n"
 		    "Accept-Encoding: identity\r\n", c->req.host.text,
 		    c->req.port);
+	/* A brokered call: the real key, in the provider's header only. */
+	if (sk.broker && used < sizeof(extra))
+		(void)snprintf(extra + used, sizeof(extra) - used,
+		    "%s: %s%s%s\r\n", pv->broker->header, pv->broker->scheme,
+		    pv->broker->scheme[0] != '\0' ? " " : "", key);
+	explicit_bzero(key, sizeof(key));
 	http_forward_head_ex(h, t.restlen > 0 ? t.rest : "/",
 	    t.restlen > 0 ? t.restlen : 1, h->upgrade, !h->keep_alive,
-	    gw_skip_header, c, extra, c->fwd);
+	    gw_skip_header, &sk, extra, c->fwd);
+	explicit_bzero(extra, sizeof(extra));
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
 
 	if (c->up != NULL && c->up_ready && c->up_tls &&

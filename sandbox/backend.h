@@ -50,6 +50,9 @@ struct exec_opts {
 	size_t			 nmount;
 };
 
+#define EXEC_SENTINELS_MAX	8	/* brokered providers a run has keys of */
+#define EXEC_SENTINEL_MAX	520	/* bytes of one, with its NUL */
+
 /* What a backend needs to run the command. */
 struct exec_run {
 	const struct exec_opts	*o;
@@ -58,6 +61,16 @@ struct exec_run {
 	char			 id[2 * EXEC_RUN_BYTES + 8];
 	char			 token[2 * EXEC_TOKEN_BYTES + 1];
 	char			 project[PATH_MAX];	/* "" for none */
+	/*
+	 * The provider gateway's brokered keys for this run, by provider,
+	 * from the proxy's answer to the registration: what the agent gets
+	 * instead of the real keys.
+	 */
+	struct exec_sentinel {
+		char	 provider[64];
+		char	 key[EXEC_SENTINEL_MAX];
+	}			 sentinels[EXEC_SENTINELS_MAX];
+	size_t			 nsentinels;
 };
 
 /*

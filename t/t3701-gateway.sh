@@ -290,4 +290,128 @@ test_expect_success 'metrics: calls, errors and tokens by provider' '
 	test "$(proxy_metric intutic_decision_reasons_total reason=tls-failed)" = 1
 '
 
+# --- the key broker -------------------------------------------------------------
+
+REAL=sk-ant-api03-REALKEYrealkey0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678901234
+command -v dig >/dev/null 2>&1 && test_set_prereq DIG
+
+test_expect_success 'broker: a brokered provider without a key: the proxy does not start, and says where to put it' '
+	stop_proxy &&
+	fill_rules gateway/broker.yaml broker.yaml PORT="$PROVIDER_PORT" \
+		OTHERPORT="$OTHER_TEST_PORT" &&
+	mkdir -p keys && chmod 700 keys &&
+	test_must_fail env -u ANTHROPIC_API_KEY "$top_builddir/proxy/intutic-proxy" \
+		--rules broker.yaml --port 0 --state-dir state-nokey \
+		--resolv-conf resolv.conf --hosts hosts --gateway-keys keys 2>nokey.err &&
+	test_grep "broker anthropic.s key" nokey.err &&
+	test_grep "keys/anthropic [(]mode 600[)]" nokey.err &&
+	test_grep "ANTHROPIC_API_KEY" nokey.err &&
+	printf "%s\n" "$REAL" >keys/anthropic && chmod 644 keys/anthropic &&
+	test_must_fail env -u ANTHROPIC_API_KEY "$top_builddir/proxy/intutic-proxy" \
+		--rules broker.yaml --port 0 --state-dir state-nokey \
+		--resolv-conf resolv.conf --hosts hosts --gateway-keys keys 2>mode.err &&
+	test_grep "chmod 600" mode.err &&
+	chmod 600 keys/anthropic &&
+	DNS_FILTER_PORT=$(free_port) &&
+	start_proxy broker.yaml --gateway-ca "$CA_FILE" --gateway-keys keys \
+		--dns-bind "127.0.0.1:$DNS_FILTER_PORT"
+'
+
+test_expect_success 'broker: the agent holds only its run'"'"'s sentinel (shaped like a key), the provider receives the real key' '
+	audit_mark && provider_mark &&
+	printf "{\"model\":\"claude-b\",\"max_tokens\":10,\"messages\":%s}" "$MSGS" >body.json &&
+	ANTHROPIC_API_KEY=$REAL "$INTUTIC" exec --state-dir "$PROXY_DIR/state" -e ANTHROPIC_API_KEY -- sh -c "
+		echo \$INTUTIC_RUN >run.id && env >agent.env &&
+		printf %s \"\$ANTHROPIC_API_KEY\" >sentinel &&
+		curl -sS --noproxy \"*\" -o b1.json -w \"%{http_code}\\n\" \
+			-H \"x-api-key: \$ANTHROPIC_API_KEY\" -d @body.json \
+			\"\$ANTHROPIC_BASE_URL/v1/messages\" >b1.code &&
+		curl -sS --noproxy \"*\" -o b2.json -w \"%{http_code}\\n\" \
+			-H \"authorization: Bearer \$ANTHROPIC_API_KEY\" -d @body.json \
+			\"\$ANTHROPIC_BASE_URL/v1/messages\" >b2.code" 2>exec.err &&
+	echo 200 >expect && test_cmp expect b1.code && test_cmp expect b2.code &&
+	! grep -F "$REAL" agent.env &&
+	! grep -F "REALKEY" agent.env &&
+	s=$(cat sentinel) &&
+	test "${#s}" = 108 &&
+	case $s in sk-ant-api03-*) ;; *) false ;; esac &&
+	test "$s" != "$REAL" &&
+	provider_since &&
+	audit_count psince.jsonl key=$REAL key_header=x-api-key >n &&
+	echo 2 >expect && test_cmp expect n &&
+	! grep -F "$s" psince.jsonl &&
+	fp=$(printf "anthropic\0%s" "$REAL" | openssl dgst -sha256 -mac HMAC \
+		-macopt hexkey:$(cat state/gateway.secret) | sed "s/.*= //" | cut -c1-16) &&
+	calls_wait 2 &&
+	audit_expect 2 event=call key_mode=broker key=hmac:$fp run=$(cat run.id) \
+		status=200 usage=final &&
+	! grep -F "$s" audit.jsonl && ! grep -F "$REAL" audit.jsonl
+'
+
+test_expect_success 'broker: a call with any other key than the run'"'"'s sentinel is refused (key-mismatch), nothing reaches the provider' '
+	audit_mark && provider_mark &&
+	"$INTUTIC" exec --state-dir "$PROXY_DIR/state" -- sh -c "
+		curl -sS --noproxy \"*\" -o m.txt -w \"%{http_code}\\n\" \
+			-H \"x-api-key: $REAL\" -d \"{}\" \
+			\"\$ANTHROPIC_BASE_URL/v1/messages\" >m.code &&
+		curl -sS --noproxy \"*\" -o m2.txt -w \"%{http_code}\\n\" \
+			-H \"x-api-key: \$ANTHROPIC_API_KEY\" \
+			-H \"authorization: Bearer sk-ant-api03-other\" -d \"{}\" \
+			\"\$ANTHROPIC_BASE_URL/v1/messages\" >m2.code" &&
+	echo 403 >expect && test_cmp expect m.code && test_cmp expect m2.code &&
+	test_grep "key-mismatch" m.txt &&
+	test_grep "ANTHROPIC_API_KEY" m.txt &&
+	provider_since && test_must_be_empty psince.jsonl &&
+	audit_since 2 && audit_expect 2 event=decision reason=key-mismatch
+'
+
+test_expect_success 'broker: the sentinel sent to another allowed host, in a header, in a host name, in a CONNECT, to another provider, is refused and audited as credential-leak' '
+	audit_mark && provider_mark && server_mark other.test &&
+	"$INTUTIC" exec --state-dir "$PROXY_DIR/state" -- sh -c "
+		s=\$ANTHROPIC_API_KEY &&
+		part=\$(printf %s \"\$s\" | cut -c20-60 | tr A-Z a-z) &&
+		curl -sS -o l1.txt -w \"%{http_code}\\n\" -H \"x-leak: \$s\" \
+			http://other.test:$OTHER_TEST_PORT/?tag >l1.code;
+		curl -sS -o l2.txt -w \"%{http_code}\\n\" \
+			\"http://other.test:$OTHER_TEST_PORT/?q=\$s\" >l2.code;
+		curl -sS -o l3.txt -w \"%{http_code}\\n\" \
+			\"http://\$part.other.test:$OTHER_TEST_PORT/?tag\" >l3.code;
+		curl -sS -o l4.txt -w \"%{http_code}\\n\" -p \
+			\"http://\$part.other.test:$OTHER_TEST_PORT/?tag\" >l4.code;
+		curl -sS --noproxy \"*\" -o l5.txt -w \"%{http_code}\\n\" \
+			-H \"authorization: Bearer \$s\" -d \"{}\" \
+			\"\$OPENAI_BASE_URL/chat/completions\" >l5.code;
+		true" &&
+	for n in 1 2 3 5; do
+		echo 403 >expect && test_cmp expect l$n.code &&
+		test_grep "credential-leak" l$n.txt || return 1
+	done &&
+	echo 000 >expect && test_cmp expect l4.code &&
+	server_since other.test && test_must_be_empty other.test.new &&
+	provider_since && test_must_be_empty psince.jsonl &&
+	audit_since 5 &&
+	audit_expect 5 event=decision decision=deny reason=credential-leak "run~^run-"
+'
+
+test_expect_success DIG 'broker: the sentinel in a DNS name is refused (credential-leak), never asked upstream' '
+	audit_mark &&
+	"$INTUTIC" exec --state-dir "$PROXY_DIR/state" -- sh -c "
+		part=\$(printf %s \"\$ANTHROPIC_API_KEY\" | cut -c14-50 | tr A-Z a-z) &&
+		dig +tries=1 +time=2 -p $DNS_FILTER_PORT @127.0.0.1 \
+			\$part.api.provider.test A >dig.full 2>&1" &&
+	test_grep "status: REFUSED" dig.full &&
+	audit_wait proto=dns reason=credential-leak rcode=REFUSED
+'
+
+test_expect_success 'broker: the sentinel dies with its run' '
+	s=$(cat sentinel) && run=$(cat run.id) &&
+	gw /providers/anthropic/v1/messages -o dead.txt -w "%{http_code}\n" \
+		-H "x-api-key: $s" -d "{}" >code &&
+	echo 403 >expect && test_cmp expect code &&
+	test_grep "must be a run" dead.txt &&
+	curl -sS -x "$PROXY_URL" -o dead2.txt -w "%{http_code}\n" \
+		-H "x-leak: $s" "http://other.test:$OTHER_TEST_PORT/?tag" >code &&
+	echo 200 >expect && test_cmp expect code
+'
+
 test_done

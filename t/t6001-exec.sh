@@ -155,14 +155,14 @@ test_expect_success 'the key variables of the providers the operator names (in t
 	test_grep -v "^OPENAI_API_KEY=" env.out
 '
 
-test_expect_success 'the proxy'\''s rules with a provider gateway (every key, switched on) still load in exec' '
+test_expect_success 'the proxy'\''s rules with a provider gateway (every key, switched on) still load in exec; the key passes, the base URL is the gateway'\''s' '
 	cp rules.yaml rules.saved &&
 	cat >>rules.yaml <<-EOF &&
-	gateway: {acme: broker}
+	gateway: {acme: on}
 	providers:
 	  acme:
 	    hosts: [api.acme.test]
-	    env: [ACME_API_KEY]
+	    env: [ACME_API_KEY, ACME_BASE_URL]
 	    api: "api.acme.test:8443"
 	    base-url: [ACME_BASE_URL=/v1]
 	    key-headers: [X-Api-Key, Authorization]
@@ -170,11 +170,36 @@ test_expect_success 'the proxy'\''s rules with a provider gateway (every key, sw
 	             prefix: acme-, length: 40}
 	EOF
 	reload_proxy &&
-	ACME_API_KEY=$SECRET_VALUE run_exec -- sh -c "env >env.out" &&
+	ACME_API_KEY=$SECRET_VALUE ACME_BASE_URL=http://elsewhere.test \
+		run_exec -- sh -c "env >env.out" &&
 	mv rules.saved rules.yaml &&
 	reload_proxy &&
 	test "$rc" = 0 &&
-	test_grep "^ACME_API_KEY=$SECRET_VALUE\$" env.out
+	test_grep "^ACME_API_KEY=$SECRET_VALUE\$" env.out &&
+	test_grep "^ACME_BASE_URL=$PROXY_URL/r/run-[0-9a-f]*:[0-9a-f]*/providers/acme/v1\$" env.out &&
+	test_grep "ACME_BASE_URL is set; the command gets the provider gateway" err
+'
+
+reload_errors_above () {
+	test "$(proxy_metric intutic_reload_errors_total)" -gt "$1"
+}
+
+test_expect_success 'a brokered provider the proxy holds no key for: the reload is refused, the old rules stay' '
+	cp rules.yaml rules.saved &&
+	cat >>rules.yaml <<-EOF &&
+	gateway: {acme: broker}
+	providers:
+	  acme:
+	    api: "api.acme.test:8443"
+	    key-headers: [x-api-key]
+	    broker: {env: ACME_KEY_6001, header: x-api-key, prefix: acme-, length: 40}
+	EOF
+	errs=$(proxy_metric intutic_reload_errors_total) &&
+	kill -HUP "$PROXY_PID" &&
+	wait_until 10 reload_errors_above "$errs" &&
+	mv rules.saved rules.yaml &&
+	test_grep "reload refused, the old rules stay: the provider gateway: the rules broker acme" "$PROXY_LOG" &&
+	reload_proxy
 '
 
 test_expect_success 'a -e name that is not set is skipped with a note' '
