@@ -40,6 +40,8 @@
 	    0, 0, NULL, "take connections nftables redirects there") \
 	X("gateway-ca", TEXT, gateway_ca, "FILE", NULL, 0, 0, NULL, \
 	    "trust the CA certificates in FILE too (provider gateway)") \
+	X("gateway-bind", TEXT, gateway_text, "ADDR:PORT,...", NULL, 0, 0, \
+	    NULL, "serve the provider gateway alone there as well") \
 	X("gateway-keys", TEXT, gateway_keys, "DIR", NULL, 0, 0, NULL, \
 	    "the brokered providers' real keys, one file each (DIR/NAME)") \
 	X("resolv-conf", TEXT, resolv_conf, "FILE", "/etc/resolv.conf", 0, 0, \

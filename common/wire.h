@@ -19,6 +19,7 @@
 #define WIRE_STATE_DNS		"dns"	/* the DNS filter's "ADDR:PORT"s */
 /* the transparent listeners' "ADDR:PORT"s */
 #define WIRE_STATE_TRANSPARENT	"transparent"
+#define WIRE_STATE_GATEWAY	"gateway"	/* --gateway-bind addresses */
 #define WIRE_STATE_STARTED	"started"
 #define WIRE_STATE_WORKERS	"workers"
 #define WIRE_STATE_VERSION	"version"

@@ -993,5 +993,12 @@ conn_read_head(struct conn *c)
 			conn_ways[i]->request(c, h, avail);
 			break;
 		}
+	if (i == sizeof(conn_ways) / sizeof(conn_ways[0])) {
+		/* Only a --gateway-bind listener leaves requests unclaimed. */
+		conn_req_begin(c, NULL, "http");
+		conn_fail(c, 404, CONN_REASON_UNKNOWN_PROVIDER, "this address "
+		    "serves the provider gateway alone: /providers/NAME/...; "
+		    "proxy requests go to the proxy's data port");
+	}
 	free(h);
 }

@@ -279,6 +279,12 @@ state_write(struct proxy *p)
 			fputs(", ", fp);
 		jsonw_fstr(fp, p->transparent[i].text);
 	}
+	fputs("], \"" WIRE_STATE_GATEWAY "\": [", fp);
+	for (i = 0; i < p->ngateway; i++) {
+		if (i > 0)
+			fputs(", ", fp);
+		jsonw_fstr(fp, p->gatewayl[i].text);
+	}
 	fputs("]", fp);
 	fprintf(fp, ", \"" WIRE_STATE_STARTED "\": %lld, \"" WIRE_STATE_WORKERS
 	    "\": %d, \"" WIRE_STATE_VERSION "\": ", (long long)p->started,

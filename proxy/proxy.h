@@ -33,6 +33,7 @@ struct event;
 #define PROXY_PORT_DEFAULT	8877
 #define PROXY_BINDS_MAX		16		/* --bind addresses */
 #define PROXY_TRANSPARENT_MAX	4		/* --transparent-bind addresses */
+#define PROXY_GATEWAY_MAX	4		/* --gateway-bind addresses */
 /* PROXY_WORKERS_MAX: dns.h (included above), which sizes by it. */
 #define PROXY_HEAD_MAX		(64 * 1024)	/* bytes of a request head */
 #define PROXY_HEADERS_MAX	100		/* header lines in a request */
@@ -79,6 +80,7 @@ struct proxy_config {
 	const char	*transparent_text;	/* --transparent-bind; NULL: none */
 	const char	*gateway_ca;		/* --gateway-ca; NULL: none */
 	const char	*gateway_keys;		/* --gateway-keys; NULL: none */
+	const char	*gateway_text;		/* --gateway-bind; NULL: none */
 	size_t		 head_max;
 	size_t		 headers_max;
 	size_t		 uri_max;
@@ -162,6 +164,9 @@ struct proxy {
 	/* --transparent-bind: "ADDR:PORT" in text, each its own port */
 	struct proxy_listen	 transparent[PROXY_TRANSPARENT_MAX];
 	size_t			 ntransparent;
+	/* --gateway-bind: the provider gateway alone, each its own port */
+	struct proxy_listen	 gatewayl[PROXY_GATEWAY_MAX];
+	size_t			 ngateway;
 	struct dns_bind		 dns[DNS_BINDS_MAX];	/* the DNS filter's */
 	size_t			 ndns;
 	uint16_t		 port;		/* the real port */
@@ -249,7 +254,8 @@ int	 proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa);
 enum conn_listener {
 	CONN_LISTEN_DATA = 1,		/* a --bind address: the proxy */
 	CONN_LISTEN_CONTROL = 2,	/* the control socket */
-	CONN_LISTEN_TRANSPARENT = 4	/* a --transparent-bind address */
+	CONN_LISTEN_TRANSPARENT = 4,	/* a --transparent-bind address */
+	CONN_LISTEN_GATEWAY = 8		/* a --gateway-bind address */
 };
 
 void	 conn_accept(struct worker *w, int fd, const struct sockaddr *sa,

@@ -771,7 +771,7 @@ conn_gw_upgraded(struct conn *c)
 
 const struct conn_way conn_way_gateway = {
 	.name = "gateway",
-	.listeners = CONN_LISTEN_DATA,
+	.listeners = CONN_LISTEN_DATA | CONN_LISTEN_GATEWAY,
 	.claims = gw_claims,
 	.request = gw_request,
 	.dialled = gw_dialled,

@@ -296,23 +296,22 @@ proxy_sockaddr_port(const struct sockaddr *sa)
 	    ((const struct sockaddr_in6 *)sa)->sin6_port);
 }
 
+static int	listen_extra(struct proxy *, const char *, const char *,
+		    struct proxy_listen *, size_t *, size_t);
+
 /*
- * The transparent listeners (--transparent-bind): each address with its
- * own port, one SO_REUSEPORT socket per worker, and the set of addresses
- * that dialling would reach it on (never dialled: a loop).  0; -2 after
- * saying why (a bad list), -1 (another error, said).
+ * The listeners besides the data port's: the transparent ones
+ * (--transparent-bind) and the gateway's (--gateway-bind), and the host's
+ * own addresses the first need.  0; -2 after saying why (a bad list), -1
+ * (another error, said).
  */
 static int
-listen_transparent(struct proxy *p)
+listen_others(struct proxy *p)
 {
 	static const struct sockaddr_in any4 = { .sin_family = AF_INET };
 	static const struct sockaddr_in6 any6 = { .sin6_family = AF_INET6 };
 	const struct sockaddr *any[2] = { (const struct sockaddr *)&any4,
 	    (const struct sockaddr *)&any6 };
-	char list[1024], *s, *tok, *save = NULL, addr[INET6_ADDRSTRLEN];
-	struct proxy_listen *l;
-	const struct sockaddr *self[1];
-	uint16_t port;
 	int k;
 
 	/*
@@ -325,34 +324,56 @@ listen_transparent(struct proxy *p)
 		error("cannot list this host's addresses: %s", strerror(errno));
 		return -1;
 	}
-	if (p->cfg.transparent_text == NULL ||
-	    p->cfg.transparent_text[0] == '\0')
+	if ((k = listen_extra(p, p->cfg.transparent_text, "--transparent-bind",
+	    p->transparent, &p->ntransparent, PROXY_TRANSPARENT_MAX)) != 0)
+		return k;
+	return listen_extra(p, p->cfg.gateway_text, "--gateway-bind",
+	    p->gatewayl, &p->ngateway, PROXY_GATEWAY_MAX);
+}
+
+/*
+ * The listeners of a list of ADDR:PORT (--transparent-bind,
+ * --gateway-bind) into l[], *n of them, at most max: each address with its
+ * own port, one SO_REUSEPORT socket per worker, and the set of addresses
+ * that dialling would reach it on (never dialled: a loop).  0; -2 after
+ * saying why (a bad list), -1 (another error, said).
+ */
+static int
+listen_extra(struct proxy *p, const char *text, const char *opt,
+    struct proxy_listen *ls, size_t *n, size_t max)
+{
+	char list[1024], *s, *tok, *save = NULL, addr[INET6_ADDRSTRLEN];
+	struct proxy_listen *l;
+	const struct sockaddr *self[1];
+	uint16_t port;
+	int k;
+
+	if (text == NULL || text[0] == '\0')
 		return 0;
-	if (strlen(p->cfg.transparent_text) >= sizeof(list)) {
-		error("--transparent-bind: the list is too long");
+	if (strlen(text) >= sizeof(list)) {
+		error("%s: the list is too long", opt);
 		return -2;
 	}
-	snprintf(list, sizeof(list), "%s", p->cfg.transparent_text);
+	snprintf(list, sizeof(list), "%s", text);
 	for (s = list; (tok = strtok_r(s, ",", &save)) != NULL; s = NULL) {
-		if (p->ntransparent == PROXY_TRANSPARENT_MAX) {
-			error("--transparent-bind: at most %d addresses",
-			    PROXY_TRANSPARENT_MAX);
+		if (*n == max) {
+			error("%s: at most %zu addresses", opt, max);
 			return -2;
 		}
-		l = &p->transparent[p->ntransparent];
+		l = &ls[*n];
 		for (k = 0; k < PROXY_WORKERS_MAX; k++)
 			l->fds[k] = -1;
 		if (worker_parse_addrport(tok, -1, &l->ss, &l->len) != 0) {
-			error("--transparent-bind: invalid address '%s': "
-			    "expected ADDR:PORT or [IPV6]:PORT", tok);
+			error("%s: invalid address '%s': "
+			    "expected ADDR:PORT or [IPV6]:PORT", opt, tok);
 			return -2;
 		}
-		p->ntransparent++;
+		(*n)++;
 		port = proxy_sockaddr_port((struct sockaddr *)&l->ss);
 		for (k = 0; k < p->nworkers; k++)
 			if ((l->fds[k] = listen_one(l, &port)) == -1) {
-				error("cannot listen on %s (--transparent-bind): "
-				    "%s", tok, strerror(errno));
+				error("cannot listen on %s (%s): "
+				    "%s", tok, opt, strerror(errno));
 				return -1;
 			}
 		inet_ntop(l->ss.ss_family, l->ss.ss_family == AF_INET ?
@@ -441,7 +462,7 @@ worker_listen_all(struct proxy *p)
 		    strerror(errno));
 		return -1;
 	}
-	return listen_transparent(p);
+	return listen_others(p);
 }
 
 void
@@ -450,14 +471,17 @@ worker_unlisten_all(struct proxy *p)
 	size_t i;
 	int k;
 
-	for (i = 0; i < p->ntransparent; i++) {
+	for (i = 0; i < p->ntransparent + p->ngateway; i++) {
+		struct proxy_listen *l = i < p->ntransparent ?
+		    &p->transparent[i] : &p->gatewayl[i - p->ntransparent];
+
 		for (k = 0; k < PROXY_WORKERS_MAX; k++)
-			if (p->transparent[i].fds[k] != -1) {
-				close(p->transparent[i].fds[k]);
-				p->transparent[i].fds[k] = -1;
+			if (l->fds[k] != -1) {
+				close(l->fds[k]);
+				l->fds[k] = -1;
 			}
-		ownaddr_free(p->transparent[i].own);
-		p->transparent[i].own = NULL;
+		ownaddr_free(l->own);
+		l->own = NULL;
 	}
 	ownaddr_free(p->own);
 	p->own = NULL;
@@ -479,12 +503,14 @@ proxy_is_own_addr(const struct proxy *p, const struct sockaddr *sa)
 	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
 		return 0;
 	port = proxy_sockaddr_port(sa);
-	for (i = 0; i < p->ntransparent; i++)
-		if (port == proxy_sockaddr_port(
-		    (const struct sockaddr *)&p->transparent[i].ss) &&
-		    (p->transparent[i].own == NULL ||
-		    ownaddr_match(p->transparent[i].own, sa)))
+	for (i = 0; i < p->ntransparent + p->ngateway; i++) {
+		const struct proxy_listen *l = i < p->ntransparent ?
+		    &p->transparent[i] : &p->gatewayl[i - p->ntransparent];
+
+		if (port == proxy_sockaddr_port((const struct sockaddr *)&l->ss) &&
+		    (l->own == NULL || ownaddr_match(l->own, sa)))
 			return 1;
+	}
 	if (port != p->port)
 		return 0;
 	if (p->own == NULL)
@@ -627,6 +653,13 @@ worker_transparent_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	(void)what;
 	worker_accept(arg, lfd, CONN_LISTEN_TRANSPARENT);
+}
+
+static void
+worker_gateway_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	worker_accept(arg, lfd, CONN_LISTEN_GATEWAY);
 }
 
 /* The control socket: worker 0's alone. */
@@ -859,6 +892,12 @@ worker_start(struct proxy *p, struct worker *w)
 		    worker_transparent_cb) != 0)
 			return -1;
 		p->transparent[i].fds[w->id] = -1;
+	}
+	for (i = 0; i < p->ngateway; i++) {
+		if (worker_add_listener(w, p->gatewayl[i].fds[w->id],
+		    worker_gateway_cb) != 0)
+			return -1;
+		p->gatewayl[i].fds[w->id] = -1;
 	}
 	if (w->id == 0 && p->control_fd != -1) {
 		if (worker_add_listener(w, p->control_fd,

@@ -51,7 +51,11 @@ test_expect_success 'setup: the CA, the test provider and one with the wrong cer
 		wrong.provider.test=127.0.0.1 other.test=127.0.0.1 &&
 	fill_rules gateway/rules.yaml rules.yaml PORT="$PROVIDER_PORT" \
 		BADPORT="$BADPROV_PORT" OTHERPORT="$OTHER_TEST_PORT" &&
-	start_proxy rules.yaml --gateway-ca "$CA_FILE" &&
+	start_proxy rules.yaml --gateway-ca "$CA_FILE" --gateway-bind 127.0.0.1:0 &&
+	GW_PORT=$(python3 -c "
+import json, sys
+print(json.load(open(sys.argv[1]))[\"gateway\"][0].rsplit(\":\", 1)[1])
+" state/proxy.json) &&
 	test -s state/gateway.secret &&
 	test "$(stat -c %a state/gateway.secret)" = 600
 '
@@ -185,6 +189,22 @@ test_expect_success 'a client that goes away mid-stream: the call gets its recor
 	calls_wait 1 &&
 	audit_expect 1 event=call reason=cut-short model=test-slow &&
 	wait_until 10 conns_one
+'
+
+test_expect_success '--gateway-bind: the gateway alone on a port of its own; anything else there is 404' '
+	audit_mark &&
+	curl -sS --noproxy "*" --max-time 20 -o gb.json -H "x-api-key: $KEY" \
+		-d "{\"model\":\"claude-gb\",\"max_tokens\":10,\"messages\":$MSGS}" \
+		"http://127.0.0.1:$GW_PORT/providers/anthropic/v1/messages" &&
+	gateway_json_is gb.json "j[\"usage\"][\"output_tokens\"]" 13 &&
+	calls_wait 1 && audit_expect 1 event=call model=claude-gb status=200 &&
+	curl -sS --noproxy "*" -o gb2.txt -w "%{http_code}\n" \
+		"http://127.0.0.1:$GW_PORT/healthz" >code &&
+	echo 404 >expect && test_cmp expect code &&
+	test_grep "serves the provider gateway alone" gb2.txt &&
+	curl -sS -o /dev/null -w "%{http_code}\n" -x "http://127.0.0.1:$GW_PORT" \
+		"http://other.test:$OTHER_TEST_PORT/?tag" >code &&
+	test_cmp expect code
 '
 
 test_expect_success 'an unknown provider, or one the rules do not switch on: 404 naming those served' '
