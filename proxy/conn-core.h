@@ -402,6 +402,11 @@ void		 conn_gw_response(struct conn *c, const struct http_head *h);
 void		 conn_gw_done(struct conn *c);
 /* A 101: from here on a relay (the provider's side is TLS). */
 void		 conn_gw_upgraded(struct conn *c);
+/*
+ * The provider connection of c, its call done, is kept for another client
+ * connection of the worker (c->up NULL after), when it can be.
+ */
+void		 conn_gw_park(struct conn *c);
 /* The connection closes: a call still open gets its record, cut short. */
 void		 conn_gw_free(struct conn *c);
 

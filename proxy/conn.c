@@ -544,6 +544,9 @@ conn_close(struct conn *c)
 		c->tun = NULL;
 	}
 	conn_gw_free(c);
+	/* Between calls: its provider connection may serve another. */
+	if (c->up != NULL && c->up_tls && c->state == CONN_HEAD)
+		conn_gw_park(c);
 	if (c->req.host.len > 0 || c->decisions > 0)
 		conn_audit(c, "close");
 	if (c->client != NULL)

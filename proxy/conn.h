@@ -54,6 +54,9 @@ const char	*conn_reason_str(enum conn_reason r);
 /* Closes every connection of the worker at once (end of the grace period). */
 void		 conn_close_all(struct worker *w);
 
+/* Frees the gateway's idle provider connections (way-gateway.c). */
+void		 gw_idle_drop_all(struct worker *w);
+
 /* Closes the connections that are idle between requests (SIGTERM). */
 void		 conn_stop_idle(struct worker *w);
 

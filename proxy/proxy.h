@@ -186,6 +186,8 @@ struct proxy {
 /* One worker thread. */
 struct conn;
 TAILQ_HEAD(conn_list, conn);
+struct gw_idle;
+TAILQ_HEAD(gw_idle_list, gw_idle);
 
 struct worker {
 	struct proxy		*p;
@@ -195,7 +197,7 @@ struct worker {
 	struct evdns_base	*dns;
 	/* the data port's, the transparent ones and the control socket */
 	struct event		*listeners[PROXY_BINDS_MAX +
-				    PROXY_TRANSPARENT_MAX + 1];
+				    PROXY_TRANSPARENT_MAX + PROXY_GATEWAY_MAX + 1];
 	size_t			 nlisteners;
 	struct event		*stop_ev;	/* woken by proxy_stop() */
 	struct event		*resume_ev;	/* re-enables accept after EMFILE */
@@ -210,6 +212,9 @@ struct worker {
 	struct pool		 tunnel_pool;	/* struct tunnel and its events */
 	struct tunnel_budget	 transit;	/* what its tunnels hold */
 	struct dns_worker	*dns_filter;	/* dns.c; NULL: none */
+	/* The gateway's idle provider connections (way-gateway.c). */
+	struct gw_idle_list	 gw_idle;
+	size_t			 ngw_idle;
 };
 
 struct evbuffer;

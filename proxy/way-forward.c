@@ -232,6 +232,8 @@ conn_http_done(struct conn *c)
 	if (__atomic_load_n(&c->p->stopping, __ATOMIC_RELAXED) != 0)
 		c->req.keep_alive = 0;
 	if (!c->req.keep_alive || !c->req.body_done) {
+		if (c->up_tls && c->req.body_done)
+			conn_gw_park(c);
 		conn_up_drop(c);
 		conn_set_state(c, CONN_FINISH);
 		if (evbuffer_get_length(bufferevent_get_output(c->client)) == 0)

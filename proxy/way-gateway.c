@@ -26,12 +26,15 @@
  */
 #include "config.h"
 
+#include <sys/queue.h>
 #include <sys/time.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -54,6 +57,8 @@
 #define GW_PREFIX	"/providers/"
 #define GW_RUN_PREFIX	"/r/"
 #define GW_PATH_MAX	256		/* bytes of the path a record keeps */
+
+static int	gw_unpark(struct conn *);
 
 /* A call under way on a connection (c->gw), one at a time. */
 struct conn_gw {
@@ -613,8 +618,166 @@ gw_request(struct conn *c, const struct http_head *h, size_t avail)
 		conn_http_send(c);
 		return;
 	}
+	/* A provider connection another client connection left. */
+	if (gw_unpark(c)) {
+		conn_http_send(c);
+		return;
+	}
 	conn_up_drop(c);
 	conn_reach(c);
+}
+
+/* --- idle provider connections, kept per worker ------------------------------ */
+
+/*
+ * A provider connection whose last call is done, kept for the next call
+ * of the same run to the same provider, on any client connection of the
+ * worker: the TLS handshake is not made again.  Only under the rules and
+ * the run's policy it was decided and its address pinned with: a reload
+ * or a change of the policy leaves it unused, to go when it times out.
+ */
+#define GW_IDLE_MAX	32	/* a worker's idle provider connections */
+#define GW_IDLE_SECONDS	60	/* kept at most (providers close sooner) */
+
+struct gw_idle {
+	TAILQ_ENTRY(gw_idle)	 entry;
+	struct worker		*w;
+	struct bufferevent	*bev;
+	char			 host[RULES_HOST_TEXT_MAX];
+	uint16_t		 port;
+	char			 addr_text[CONN_ADDR_TEXT_MAX];
+	char			 run[RUN_ID_MAX];
+	unsigned long long	 rules_gen;
+	unsigned long long	 policy_gen;
+	time_t			 since;
+};
+
+static void
+gw_idle_free(struct gw_idle *e)
+{
+	TAILQ_REMOVE(&e->w->gw_idle, e, entry);
+	e->w->ngw_idle--;
+	if (e->bev != NULL)
+		bufferevent_free(e->bev);
+	free(e);
+}
+
+/* Bytes nobody asked for, the provider's close, an error: it goes. */
+static void
+gw_idle_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	gw_idle_free(arg);
+}
+
+static void
+gw_idle_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what;
+	gw_idle_free(arg);
+}
+
+void
+gw_idle_drop_all(struct worker *w)
+{
+	struct gw_idle *e;
+
+	while ((e = TAILQ_FIRST(&w->gw_idle)) != NULL)
+		gw_idle_free(e);
+}
+
+/* Those kept too long go. */
+static void
+gw_idle_expire(struct worker *w, time_t now)
+{
+	struct gw_idle *e;
+
+	while ((e = TAILQ_FIRST(&w->gw_idle)) != NULL &&
+	    (now - e->since >= GW_IDLE_SECONDS || now < e->since))
+		gw_idle_free(e);
+}
+
+/* The generation of c's rules when they are the proxy's now; else 0. */
+static unsigned long long
+gw_rules_gen(struct conn *c)
+{
+	unsigned long long gen = 0;
+
+	pthread_mutex_lock(&c->p->rules_lock);
+	if (c->p->rules == c->rules)
+		gen = c->p->rules_gen;
+	pthread_mutex_unlock(&c->p->rules_lock);
+	return gen;
+}
+
+void
+conn_gw_park(struct conn *c)
+{
+	struct worker *w = c->w;
+	struct gw_idle *e;
+	unsigned long long gen;
+	time_t now = time(NULL);
+
+	if (c->up == NULL || !c->up_tls || !c->up_ready || !c->up_keep_alive ||
+	    evbuffer_get_length(bufferevent_get_input(c->up)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->up)) > 0 ||
+	    __atomic_load_n(&c->p->stopping, __ATOMIC_RELAXED) != 0 ||
+	    (gen = gw_rules_gen(c)) == 0 ||
+	    (e = calloc(1, sizeof(*e))) == NULL)
+		return;
+	gw_idle_expire(w, now);
+	if (w->ngw_idle >= GW_IDLE_MAX)
+		gw_idle_free(TAILQ_FIRST(&w->gw_idle));
+	e->w = w;
+	e->bev = c->up;
+	snprintf(e->host, sizeof(e->host), "%s", c->up_host);
+	e->port = c->up_port;
+	snprintf(e->addr_text, sizeof(e->addr_text), "%s", c->up_addr);
+	snprintf(e->run, sizeof(e->run), "%s", c->req.run);
+	e->rules_gen = gen;
+	e->policy_gen = c->policy_gen;
+	e->since = now;
+	TAILQ_INSERT_TAIL(&w->gw_idle, e, entry);
+	w->ngw_idle++;
+	bufferevent_setcb(e->bev, gw_idle_read_cb, NULL, gw_idle_event_cb, e);
+	bufferevent_enable(e->bev, EV_READ);
+	c->up = NULL;
+	conn_up_drop(c);
+}
+
+/*
+ * A kept connection to c's provider (c->req.host, port) for c's run under
+ * what c was decided with: taken as c->up (1), or none (0).
+ */
+static int
+gw_unpark(struct conn *c)
+{
+	struct worker *w = c->w;
+	struct gw_idle *e;
+	unsigned long long gen;
+
+	gw_idle_expire(w, time(NULL));
+	if (TAILQ_EMPTY(&w->gw_idle) || (gen = gw_rules_gen(c)) == 0)
+		return 0;
+	TAILQ_FOREACH_REVERSE(e, &w->gw_idle, gw_idle_list, entry)
+		if (e->port == c->req.port && e->rules_gen == gen &&
+		    e->policy_gen == c->policy_gen &&
+		    strcmp(e->host, c->req.host.text) == 0 &&
+		    strcmp(e->run, c->req.run) == 0)
+			break;
+	if (e == NULL)
+		return 0;
+	conn_up_drop(c);
+	c->up = e->bev;
+	e->bev = NULL;
+	snprintf(c->req.addr_text, sizeof(c->req.addr_text), "%s",
+	    e->addr_text);
+	gw_idle_free(e);
+	conn_bev_init(c, c->up);
+	c->up_tls = 1;
+	c->up_ready = 1;
+	return 1;
 }
 
 /* --- TLS to the provider --------------------------------------------------- */

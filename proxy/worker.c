@@ -751,6 +751,7 @@ worker_stop_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	worker_stop_accepting(w);
 	conn_stop_idle(w);
+	gw_idle_drop_all(w);
 	if (w->nconns == 0)
 		event_base_loopexit(w->base, NULL);
 }
@@ -782,6 +783,7 @@ worker_free(struct worker *w)
 	if (w->base == NULL)
 		return;
 	dns_worker_free(w);	/* its look-ups go before their evdns base */
+	gw_idle_drop_all(w);	/* bufferevents go before their base */
 	if (w->dns != NULL)
 		evdns_base_free(w->dns, 1);
 	if (w->stop_ev != NULL)
@@ -854,6 +856,7 @@ worker_start(struct proxy *p, struct worker *w)
 
 	w->p = p;
 	TAILQ_INIT(&w->conns);
+	TAILQ_INIT(&w->gw_idle);
 	pool_init(&w->conn_pool, conn_size());
 	pool_init(&w->tunnel_pool, tunnel_size());
 	w->transit.max = p->cfg.transit_max;

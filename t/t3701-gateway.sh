@@ -90,6 +90,19 @@ assert \"connection\" in h
 	! grep -F "beta=true" since.jsonl
 '
 
+test_expect_success 'a provider connection outlives the client connection: calls on new connections reuse it (one per worker at most)' '
+	provider_mark &&
+	for i in 1 2 3 4; do
+		gw /providers/anthropic/v1/messages -o reuse$i.json -H "x-api-key: $KEY" \
+			-d "{\"model\":\"claude-r\",\"max_tokens\":10,\"messages\":$MSGS}" ||
+			return 1
+	done &&
+	provider_since && test_line_count = 4 psince.jsonl &&
+	n=$(upstreams "$PROVIDER_PORT") &&
+	echo "provider connections after 4 calls on 4 client connections: $n" &&
+	test "$n" -ge 1 && test "$n" -le 2
+'
+
 test_expect_success 'the fingerprint is HMAC-SHA256 of provider NUL key under state/gateway.secret, as the manual says' '
 	fp=$(printf "anthropic\0%s" "$KEY" | openssl dgst -sha256 -mac HMAC \
 		-macopt hexkey:$(cat state/gateway.secret) | sed "s/.*= //" | cut -c1-16) &&
