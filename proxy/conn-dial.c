@@ -36,7 +36,6 @@
 static void	conn_dial(struct conn *);
 static void	conn_dial_event(struct conn *, short);
 
-/* Decides (host, port) by name; 0 to go on, -1 when answered already. */
 /*
  * A piece of a live run's brokered key (gateway_leak()) in text: refused
  * (credential-leak), in every mode, and -1; else 0.
@@ -71,6 +70,7 @@ conn_leak_head(struct conn *c, const struct http_head *h)
 	return 0;
 }
 
+/* Decides (host, port) by name; 0 to go on, -1 when answered already. */
 int
 conn_decide(struct conn *c)
 {

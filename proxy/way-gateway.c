@@ -15,7 +15,12 @@
  * can be read; providers stream uncompressed anyway) and everything else
  * the client sent but hop-by-hop and Proxy-* headers; the key headers the
  * provider lists pass untouched, and the record carries a fingerprint of
- * the key (gateway.h), never the key.
+ * the key (gateway.h), never the key.  A brokered provider's call
+ * (intutic-proxy(8), KEY BROKER) must carry the run's sentinel in those
+ * headers (gw_broker_check()); they are dropped and the real key goes in
+ * the broker's header instead, and the record has the real key's print.
+ * Every call's target and other headers are looked at for a live
+ * sentinel (gw_leak()).
  *
  * The exchange itself is way-forward.c's (CONN_HTTP: framing, keep-alive,
  * backpressure), over a TLS origin (tls.h) and with the hooks below: the
