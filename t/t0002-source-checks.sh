@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='scripts/checksrc: banned functions and the one-OpenSSL-file rule'
+test_description='scripts/checksrc: banned functions and the two-OpenSSL-files rule'
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 
 test_expect_success 'the source tree passes checksrc' '
@@ -32,15 +32,19 @@ test_expect_success 'snprintf and strtok_r are fine, strtok is not' '
 	test_grep "^rules/tok.c:4:.*strtok_r" out
 '
 
-test_expect_success 'including OpenSSL is refused outside its one file' '
+test_expect_success 'including OpenSSL is refused outside its two files' '
 	rm -rf tree && make_tree &&
 	printf "#include <openssl/ssl.h>\n" >tree/common/tls.c &&
 	test_expect_code 1 "$top_srcdir/scripts/checksrc" tree >out &&
-	test_grep "^common/tls.c:1:.*one file only, proxy/crypto.c" out &&
+	test_grep "^common/tls.c:1:.*proxy/crypto.c and proxy/tls.c only" out &&
 	rm tree/common/tls.c &&
 	mkdir -p tree/proxy &&
 	printf "#include <openssl/hmac.h>\n" >tree/proxy/crypto.c &&
-	"$top_srcdir/scripts/checksrc" tree
+	printf "#include <openssl/ssl.h>\n" >tree/proxy/tls.c &&
+	"$top_srcdir/scripts/checksrc" tree &&
+	printf "#include <openssl/ssl.h>\n" >tree/proxy/way-gateway.c &&
+	test_expect_code 1 "$top_srcdir/scripts/checksrc" tree >out &&
+	test_grep "^proxy/way-gateway.c:1:" out
 '
 
 test_expect_success 'trailing white space is refused' '
