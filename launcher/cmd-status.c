@@ -73,39 +73,40 @@ struct status_metrics {
 };
 
 /*
- * Finds each sample in a Prometheus text page: a line "SAMPLE VALUE" (the
- * proxy writes integers).  A sample not found shows as "-".
+ * Finds each of the n samples in a Prometheus text page: a line "SAMPLE
+ * VALUE" (the proxy writes integers) into vals[i]; ULLONG_MAX when not
+ * found.
  */
 static void
-status_parse(const char *page, struct status_metrics *m)
+counters_parse(const char *page, const char *const *samples, size_t n,
+    unsigned long long *vals)
 {
 	const char *line, *eol, *val;
-	unsigned long long n;
-	size_t len;
+	unsigned long long v;
+	size_t i, len;
 	char *end;
-	int i;
 
-	for (i = 0; i < STATUS_METRIC_COUNT; i++)
-		snprintf(m->v[i], sizeof(m->v[i]), "-");
+	for (i = 0; i < n; i++)
+		vals[i] = ULLONG_MAX;
 	for (line = page; *line != '\0'; line = *eol != '\0' ? eol + 1 : eol) {
 		if ((eol = strchr(line, '\n')) == NULL)
 			eol = line + strlen(line);
 		if (*line == '#')
 			continue;
-		for (i = 0; i < STATUS_METRIC_COUNT; i++) {
-			len = strlen(status_samples[i]);
+		for (i = 0; i < n; i++) {
+			len = strlen(samples[i]);
 			if ((size_t)(eol - line) <= len ||
-			    strncmp(line, status_samples[i], len) != 0 ||
+			    strncmp(line, samples[i], len) != 0 ||
 			    line[len] != ' ')
 				continue;
 			val = line + len + 1;
 			if (*val < '0' || *val > '9')
 				break;
 			errno = 0;
-			n = strtoull(val, &end, 10);
+			v = strtoull(val, &end, 10);
 			if (errno == 0 && (end == eol || *end == ' ' ||
 			    *end == '\r'))
-				snprintf(m->v[i], sizeof(m->v[i]), "%llu", n);
+				vals[i] = v;
 			break;
 		}
 	}
@@ -123,6 +124,24 @@ status_url(const struct proxy_state *st, char *buf, size_t len)
 		a = "::1";
 	snprintf(buf, len, strchr(a, ':') != NULL ? "http://[%s]:%u/metrics" :
 	    "http://%s:%u/metrics", a, st->port);
+}
+
+int
+proxy_counters(const struct proxy_state *st, const char *const *samples,
+    size_t n, unsigned long long *vals, char *err, size_t errlen)
+{
+	char url[STATE_ADDR_MAX + 64], ferr[FETCH_ERROR_MAX], *page;
+	size_t len;
+
+	status_url(st, url, sizeof(url));
+	if (fetch_get(url, &page, &len, ferr, sizeof(ferr)) != 0) {
+		snprintf(err, errlen, "the proxy (pid %ld) does not answer at "
+		    "%s: %s", (long)st->pid, url, ferr);
+		return -1;
+	}
+	counters_parse(page, samples, n, vals);
+	free(page);
+	return 0;
 }
 
 static void
@@ -168,10 +187,9 @@ cmd_status_exec(int argc, char **argv)
 	struct status_metrics m;
 	struct proc p;
 	const char *opt_dir = NULL;
-	char dir[PATH_MAX], err[STATE_ERROR_MAX], what[PATH_MAX];
-	char url[STATE_ADDR_MAX + 64], ferr[FETCH_ERROR_MAX], *page;
+	char dir[PATH_MAX], err[STATE_ERROR_MAX + 256], what[PATH_MAX];
+	unsigned long long vals[STATUS_METRIC_COUNT];
 	enum proc_kind kind;
-	size_t len;
 	int i, r;
 
 	for (i = 1; i < argc; i++) {
@@ -213,16 +231,18 @@ cmd_status_exec(int argc, char **argv)
 		return EXIT_NOT_RUNNING;
 	}
 
-	status_url(&st, url, sizeof(url));
-	if (fetch_get(url, &page, &len, ferr, sizeof(ferr)) != 0) {
+	if (proxy_counters(&st, status_samples, STATUS_METRIC_COUNT, vals,
+	    err, sizeof(err)) != 0) {
 		status_print(&st, "running, not answering", NULL);
 		fflush(stdout);
-		error("the proxy (pid %ld) does not answer "
-		    "at %s: %s", (long)st.pid, url, ferr);
+		error("%s", err);
 		return EXIT_FAILURE;
 	}
-	status_parse(page, &m);
-	free(page);
+	for (i = 0; i < STATUS_METRIC_COUNT; i++)
+		if (vals[i] == ULLONG_MAX)
+			snprintf(m.v[i], sizeof(m.v[i]), "-");
+		else
+			snprintf(m.v[i], sizeof(m.v[i]), "%llu", vals[i]);
 	status_print(&st, "running", &m);
 	return 0;
 }

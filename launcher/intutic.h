@@ -36,6 +36,7 @@ extern const struct cmd_entry cmd_runs_entry;
 extern const struct cmd_entry cmd_start_entry;
 extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_stop_entry;
+extern const struct cmd_entry cmd_reload_entry;
 
 /* Prints a command's help to stdout (to_stderr 0) or stderr. */
 void	 cmd_help(const struct cmd_entry *cmd, int to_stderr);
@@ -64,6 +65,17 @@ int	 cmd_option(const struct cmd_entry *cmd, int argc, char **argv,
  * -1 after printing an error.
  */
 int	 config_state_dir(const char *dir, char *buf, size_t len);
+
+/*
+ * The running proxy's counters (cmd-status.c): each of the n samples of
+ * its /metrics page ("intutic_reloads_total", or with its labels) into
+ * vals[i], ULLONG_MAX when the page has none; 0, or -1 with why in err
+ * when the proxy does not answer.
+ */
+struct proxy_state;
+int	 proxy_counters(const struct proxy_state *st,
+	    const char *const *samples, size_t n, unsigned long long *vals,
+	    char *err, size_t errlen);
 
 /*
  * The rule file to use: `opt` when not NULL, else $INTUTIC_RULES, else

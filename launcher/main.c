@@ -40,6 +40,7 @@ static const struct cmd_entry cmd_version_entry = {
 static const struct cmd_entry *const cmd_table[] = {
 	&cmd_start_entry,
 	&cmd_stop_entry,
+	&cmd_reload_entry,
 	&cmd_status_entry,
 	&cmd_exec_entry,
 	&cmd_runs_entry,

@@ -1,0 +1,74 @@
+#!/bin/sh
+test_description='intutic reload: the rule file checked first (a bad one named with FILE:LINE:COL, the proxy not signalled), then SIGHUP, and what the proxy made of it (reloaded, or refused and its rules kept)'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+test_isolate_netns
+test_require_proxy curl
+
+# reload ARGS...: intutic reload against the test's proxy; rc, out, err.
+reload () {
+	rc=0
+	"$INTUTIC" reload --state-dir "$PROXY_DIR/state" "$@" >out 2>err || rc=$?
+}
+
+counts () {
+	echo "$(proxy_metric intutic_reloads_total) $(proxy_metric intutic_reload_errors_total)"
+}
+
+test_expect_success 'setup: a proxy with a rule file' '
+	printf "version: 1\nallow:\n  - a.test\n" >rules.yaml &&
+	start_proxy rules.yaml &&
+	echo "0 0" >expect && counts >got && test_cmp expect got
+'
+
+test_expect_success 'a changed rule file: checked, loaded, said' '
+	printf "version: 1\nallow:\n  - a.test\n  - b.test\n" >rules.yaml &&
+	reload &&
+	test "$rc" = 0 &&
+	test_grep "^intutic: the proxy [(]pid $PROXY_PID[)] reloaded .*rules.yaml.: 2 entries\$" out &&
+	echo "1 0" >expect && counts >got && test_cmp expect got &&
+	test_grep "rules reloaded from" "$PROXY_LOG"
+'
+
+test_expect_success 'a rule file that does not load: FILE:LINE:COL, exit 2, the proxy not signalled' '
+	printf "version: 1\nallow:\n  - a.test\n  - \"*\"\n" >rules.yaml &&
+	reload &&
+	test "$rc" = 2 &&
+	test_grep "rules.yaml:4:[0-9]*: " err &&
+	test_grep "not reloaded: the proxy [(]pid $PROXY_PID[)] keeps its rules" err &&
+	echo "1 0" >expect && counts >got && test_cmp expect got
+'
+
+test_expect_success 'rules the proxy refuses (a brokered provider it holds no key for): exit 1, its rules kept' '
+	cat >rules.yaml <<-\EOF &&
+	version: 1
+	allow: [a.test]
+	providers:
+	  acme:
+	    api: api.acme.test
+	    key-headers: [x-api-key]
+	    broker: {env: ACME_KEY_4002, header: x-api-key, prefix: acme-, length: 40}
+	gateway: {acme: broker}
+	EOF
+	reload &&
+	test "$rc" = 1 &&
+	test_grep "refused the new rules and keeps its own" err &&
+	echo "1 1" >expect && counts >got && test_cmp expect got &&
+	test_grep "ACME_KEY_4002" "$PROXY_LOG"
+'
+
+test_expect_success 'no proxy: exit 3, naming intutic start' '
+	rc=0 &&
+	"$INTUTIC" reload --state-dir "$TRASH_DIRECTORY/none" >out 2>err || rc=$? &&
+	test "$rc" = 3 &&
+	test_grep "intutic start" err
+'
+
+test_expect_success 'a usage error: exit 2, one line naming it' '
+	rc=0 &&
+	"$INTUTIC" reload --bogus >out 2>err || rc=$? &&
+	test "$rc" = 2 &&
+	test_grep "unknown argument" err
+'
+
+test_done
