@@ -97,12 +97,12 @@ cmd_usage_error(const struct cmd_entry *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
+	/* The mistake on a line, then where the options are: not all of them. */
 	fputs("intutic: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	cmd_help(cmd, 1);
+	fprintf(stderr, "\nintutic: see intutic %s --help\n", cmd->name);
 	return EXIT_USAGE;
 }
 
@@ -213,12 +213,12 @@ main(int argc, char **argv)
 		return cmd_version_exec(1, argv + 1);
 	if (argv[1][0] == '-') {
 		error("unknown option '%s'", argv[1]);
-		usage(stderr);
+		error("see intutic --help");
 		return EXIT_USAGE;
 	}
 	if ((cmd = cmd_find(argv[1])) == NULL) {
 		error("unknown command '%s'", argv[1]);
-		usage(stderr);
+		error("see intutic --help");
 		return EXIT_USAGE;
 	}
 	/* "--help" anywhere before "--" asks for the command's help. */

@@ -109,7 +109,7 @@ test_expect_success 'help nope: exit 2, unknown command' '
 	test_expect_code 2 "$INTUTIC" help nope >out 2>err &&
 	test_must_be_empty out &&
 	test_grep "^intutic: unknown command '\''nope'\''\$" err &&
-	test_grep "^usage: intutic help \[COMMAND\]\$" err
+	test_line_count = 2 err
 '
 
 test_expect_success 'help with two commands: exit 2' '
@@ -118,26 +118,24 @@ test_expect_success 'help with two commands: exit 2' '
 	test_grep "^intutic: too many arguments\$" err
 '
 
-test_expect_success 'an unknown command: exit 2, says so, usage on stderr' '
+test_expect_success 'an unknown command: exit 2, one line naming it and --help' '
 	test_expect_code 2 "$INTUTIC" x >out 2>err &&
 	test_must_be_empty out &&
-	head -n 2 err >actual &&
 	cat >expect <<-\EOF &&
 	intutic: unknown command '\''x'\''
-	usage: intutic COMMAND [ARG...]
+	intutic: see intutic --help
 	EOF
-	test_cmp expect actual
+	test_cmp expect err
 '
 
-test_expect_success 'an unknown option: exit 2, says so, usage on stderr' '
+test_expect_success 'an unknown option: exit 2, one line naming it and --help' '
 	test_expect_code 2 "$INTUTIC" --bogus >out 2>err &&
 	test_must_be_empty out &&
-	head -n 2 err >actual &&
 	cat >expect <<-\EOF &&
 	intutic: unknown option '\''--bogus'\''
-	usage: intutic COMMAND [ARG...]
+	intutic: see intutic --help
 	EOF
-	test_cmp expect actual
+	test_cmp expect err
 '
 
 # --- version ------------------------------------------------------------------
@@ -178,7 +176,7 @@ test_expect_success 'version extra: exit 2' '
 	test_expect_code 2 "$INTUTIC" version extra >out 2>err &&
 	test_must_be_empty out &&
 	test_grep "^intutic: too many arguments\$" err &&
-	test_grep "^usage: intutic version\$" err
+	test_line_count = 2 err
 '
 
 # --- start ----------------------------------------------------------------------
@@ -219,7 +217,7 @@ test_expect_success 'start --bogus: exit 2' '
 	test_expect_code 2 "$INTUTIC" start --bogus >out 2>err &&
 	test_must_be_empty out &&
 	test_grep "^intutic: start: unknown argument '\''--bogus'\''\$" err &&
-	test_grep "^usage: intutic start \[--rules FILE\]\$" err
+	test_line_count = 2 err
 '
 
 test_expect_success 'start --rules without FILE: exit 2' '

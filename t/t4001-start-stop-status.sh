@@ -320,7 +320,8 @@ test_expect_success 'an unknown option: exit 2 before anything runs' '
 		--detach --bogus $PROXY_OPTS >out 2>err &&
 	test_must_be_empty out &&
 	test_grep "^intutic: start: unknown argument '\''--bogus'\''\$" err &&
-	test_grep "^usage: intutic start " err &&
+	test_grep "^intutic: see intutic start --help\$" err &&
+	test_line_count = 2 err &&
 	test_path_is_missing "$STATE_FILE"
 '
 

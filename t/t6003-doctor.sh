@@ -134,7 +134,7 @@ test_expect_success 'usage errors: exit 2, the usage on stderr' '
 	test_expect_code 2 "$INTUTIC" doctor --bogus >out 2>err &&
 	test_must_be_empty out &&
 	test_grep "^intutic: doctor: unknown argument '\''--bogus'\''\$" err &&
-	test_grep "^usage: intutic doctor \[--state-dir DIR\] \[--proxy URL\]\$" err &&
+	test_line_count = 2 err &&
 	test_expect_code 2 "$INTUTIC" doctor --state-dir >out 2>err &&
 	test_grep "^intutic: doctor: --state-dir needs a DIR\$" err &&
 	test_expect_code 2 "$INTUTIC" doctor --proxy >out 2>err &&
