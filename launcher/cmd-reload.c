@@ -119,14 +119,17 @@ cmd_reload_exec(int argc, char **argv)
 	}
 	kind = PROC_GONE;
 	if (proc_open(&p, st.pid) == 0) {
-		kind = proc_kind(&p, what, sizeof(what));
+		kind = proc_kind_started(&p, st.started, what, sizeof(what));
 		if (kind != PROC_PROXY)
 			proc_close(&p);
 	}
 	if (kind != PROC_PROXY) {
-		error("not running (stale state file '%s': pid %ld %s)",
-		    st.path, (long)st.pid, kind == PROC_GONE ? "is gone" :
-		    "is not intutic-proxy; not signalled");
+		if (kind == PROC_GONE)
+			error("not running (stale state file '%s': pid %ld is "
+			    "gone)", st.path, (long)st.pid);
+		else
+			error("not running (stale state file '%s': pid %ld is "
+			    "'%s'; not signalled)", st.path, (long)st.pid, what);
 		return EXIT_NOT_RUNNING;
 	}
 

@@ -216,7 +216,7 @@ cmd_status_exec(int argc, char **argv)
 	}
 	kind = PROC_GONE;
 	if (proc_open(&p, st.pid) == 0) {
-		kind = proc_kind(&p, what, sizeof(what));
+		kind = proc_kind_started(&p, st.started, what, sizeof(what));
 		proc_close(&p);
 	}
 	if (kind == PROC_GONE) {

@@ -124,7 +124,7 @@ cmd_stop_exec(int argc, char **argv)
 
 	if (proc_open(&p, st.pid) != 0)
 		return stop_stale(&st, PROC_GONE, NULL);
-	if ((kind = proc_kind(&p, what, sizeof(what))) != PROC_PROXY) {
+	if ((kind = proc_kind_started(&p, st.started, what, sizeof(what))) != PROC_PROXY) {
 		proc_close(&p);
 		return stop_stale(&st, kind, what);
 	}
@@ -148,6 +148,7 @@ cmd_stop_exec(int argc, char **argv)
 	if (state_remove_stale(&st) != 0)
 		warn_msg("cannot remove the state "
 		    "file '%s': %s", st.path, strerror(errno));
-	printf("intutic: proxy stopped (pid %ld)\n", (long)st.pid);
+	printf("intutic: proxy stopped (pid %ld, state file %s)\n",
+	    (long)st.pid, st.path);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,16 +24,26 @@
 
 #define PROC_DELETED		" (deleted)"
 
-/* Reads up to len - 1 bytes of a file under /proc; returns the count. */
+static ssize_t	proc_read(const char *path, char *buf, size_t len);
+
+/* Reads up to len - 1 bytes of a file under /proc/PID; returns the count. */
 static ssize_t
 proc_file(pid_t pid, const char *name, char *buf, size_t len)
 {
 	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
+	return proc_read(path, buf, len);
+}
+
+/* Reads up to len - 1 bytes of path; returns the count, or -1. */
+static ssize_t
+proc_read(const char *path, char *buf, size_t len)
+{
 	ssize_t n;
 	size_t off = 0;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
 	while (off < len - 1) {
@@ -151,6 +162,63 @@ proc_kind(const struct proc *p, char *what, size_t len)
 	    errno == ESRCH))
 		return PROC_GONE;
 	return kind;
+}
+
+/* The process's start in seconds since the epoch; -1 when not known. */
+static long long
+proc_started(pid_t pid)
+{
+	char stat[PROC_STAT_MAX], *s, *save = NULL, *tok, *end, *line = NULL;
+	unsigned long long ticks = 0, btime = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	size_t cap = 0;
+	FILE *fp;
+	int field, found = 0;
+
+	if (hz <= 0 || proc_file(pid, "stat", stat, sizeof(stat)) <= 0 ||
+	    (s = strrchr(stat, ')')) == NULL)
+		return -1;
+	/* After "(comm)": state is field 3, starttime field 22. */
+	for (field = 3, tok = strtok_r(s + 1, " ", &save); tok != NULL;
+	    tok = strtok_r(NULL, " ", &save), field++)
+		if (field == 22) {
+			errno = 0;
+			ticks = strtoull(tok, &end, 10);
+			if (errno != 0 || *end != '\0')
+				return -1;
+			break;
+		}
+	/* The boot time: /proc/stat's "btime" line (after long ones). */
+	if (tok == NULL || (fp = fopen("/proc/stat", "re")) == NULL)
+		return -1;
+	while (!found && getline(&line, &cap, fp) > 0)
+		if (strncmp(line, "btime ", 6) == 0) {
+			errno = 0;
+			btime = strtoull(line + 6, &end, 10);
+			found = errno == 0 && end != line + 6;
+		}
+	free(line);
+	fclose(fp);
+	if (!found)
+		return -1;
+	return (long long)(btime + ticks / (unsigned long long)hz);
+}
+
+enum proc_kind
+proc_kind_started(const struct proc *p, long long started, char *what,
+    size_t len)
+{
+	enum proc_kind kind = proc_kind(p, what, len);
+	long long at;
+
+	if (kind != PROC_PROXY || started <= 0 ||
+	    (at = proc_started(p->pid)) < 0 ||
+	    (at - started <= PROC_START_SLACK && started - at <= PROC_START_SLACK))
+		return kind;
+	if (what != NULL)
+		snprintf(what, len, "an intutic-proxy started at %lld, not the "
+		    "one the state file names (started at %lld)", at, started);
+	return PROC_OTHER;
 }
 
 long long

@@ -43,6 +43,16 @@ int		 proc_open(struct proc *p, pid_t pid);
  */
 enum proc_kind	 proc_kind(const struct proc *p, char *what, size_t len);
 
+/*
+ * proc_kind() for the proxy a state file names, which it says started at
+ * `started` (seconds since the epoch; 0: not said): an intutic-proxy that
+ * started more than PROC_START_SLACK seconds away from that is another
+ * one (its pid reused), PROC_OTHER, what saying so.
+ */
+#define PROC_START_SLACK	5
+enum proc_kind	 proc_kind_started(const struct proc *p, long long started,
+		    char *what, size_t len);
+
 /* Sends sig.  Returns 0, or -1 with errno set (ESRCH: it has exited). */
 int		 proc_signal(const struct proc *p, int sig);
 

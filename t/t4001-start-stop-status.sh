@@ -190,7 +190,7 @@ time.sleep(60)
 
 test_expect_success 'stop: SIGTERM, it exits, the state file is gone; exit 0' '
 	timed $STOP_SECONDS "$INTUTIC" stop --state-dir "$STATE" >out 2>err &&
-	echo "intutic: proxy stopped (pid $PID)" >expect &&
+	echo "intutic: proxy stopped (pid $PID, state file $STATE_FILE)" >expect &&
 	test_cmp expect out &&
 	test_must_be_empty err &&
 	wait_gone "$PID" &&

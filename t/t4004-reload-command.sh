@@ -71,4 +71,26 @@ test_expect_success 'a usage error: exit 2, one line naming it' '
 	test_grep "unknown argument" err
 '
 
+test_expect_success 'a state file whose pid is an intutic-proxy started at another time: another proxy, left alone by status, reload and stop' '
+	cp state/proxy.json proxy.json.saved &&
+	python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+j[\"started\"] -= 1000
+json.dump(j, open(sys.argv[1], \"w\"))
+" state/proxy.json &&
+	rc=0 && "$INTUTIC" status --state-dir state >out 2>err || rc=$? &&
+	test "$rc" = 3 &&
+	test_grep "not the one the state file names" out &&
+	reload &&
+	test "$rc" = 3 &&
+	test_grep "not the one the state file names" err &&
+	rc=0 && "$INTUTIC" stop --state-dir state >out 2>err || rc=$? &&
+	test "$rc" = 3 &&
+	test_grep "not signalled" err &&
+	test_own_alive_ "$PROXY_PID" &&
+	cp proxy.json.saved state/proxy.json &&
+	"$INTUTIC" status --state-dir state >out
+'
+
 test_done
