@@ -34,7 +34,7 @@ paths_state_dir(char *buf, size_t len)
 	else if ((v = getenv("HOME")) != NULL && *v == '/')
 		n = snprintf(buf, len, "%s/.local/state/intutic", v);
 	else
-		n = snprintf(buf, len, "/run/intutic");
+		n = snprintf(buf, len, "%s", PATHS_SYSTEM_STATE_DIR);
 	return fits(buf, len, n);
 }
 

@@ -9,6 +9,8 @@
 
 /* The proxy's state file, in the state directory. */
 #define PATHS_STATE_FILE	"proxy.json"
+/* The service's state directory (the package's unit, tmpfiles.d). */
+#define PATHS_SYSTEM_STATE_DIR	"/run/intutic"
 
 /*
  * The default state directory: $XDG_STATE_HOME/intutic when XDG_STATE_HOME

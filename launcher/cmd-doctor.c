@@ -66,7 +66,8 @@ const struct cmd_entry cmd_doctor_entry = {
 	    "\n"
 	    "--state-dir DIR   The proxy's state directory (default\n"
 	    "                  $XDG_STATE_HOME/intutic, else\n"
-	    "                  ~/.local/state/intutic, else /run/intutic).\n"
+	    "                  ~/.local/state/intutic, else /run/intutic; when\n"
+	    "                  no proxy runs there, /run/intutic: the service's).\n"
 	    "--proxy URL       The proxy to check, http://HOST:PORT\n"
 	    "                  (default $INTUTIC_PROXY_URL, else the one\n"
 	    "                  the state file names, else\n"
@@ -529,7 +530,7 @@ cmd_doctor_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_doctor_entry,
 		    "doctor: unknown argument '%s'", argv[i]);
 	}
-	if (config_state_dir(opt_dir, dir, sizeof(dir)) != 0)
+	if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
 		return EXIT_USAGE;
 	if (proxy_locate(opt_proxy, dir, &loc, err, sizeof(err)) != 0) {
 		if (opt_proxy != NULL)

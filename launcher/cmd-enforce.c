@@ -81,7 +81,8 @@ const struct cmd_entry cmd_enforce_entry = {
 	    "                     listener as the container reaches it.\n"
 	    "--state-dir DIR      The proxy's state directory (default\n"
 	    "                     $XDG_STATE_HOME/intutic, else\n"
-	    "                     ~/.local/state/intutic, else /run/intutic).\n"
+	    "                     ~/.local/state/intutic, else /run/intutic; when\n"
+	    "                     no proxy runs there, /run/intutic: the service's).\n"
 	    "\n"
 	    "Exit 0: done (status: on).  3: status: off.  2: usage error.\n"
 	    "125: cannot (no proxy user, the proxy user is root, no nftables,\n"
@@ -440,7 +441,7 @@ cmd_enforce_exec(int argc, char **argv)
 			    argv[i]);
 	}
 	if (r == 0 && on) {
-		if (config_state_dir(opt_dir, dir, sizeof(dir)) != 0)
+		if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
 			r = EXIT_USAGE;
 		else
 			r = enforce_on(cfg, user, dir, transparent, dry_run);

@@ -41,7 +41,8 @@ const struct cmd_entry cmd_reload_entry = {
 	    "\n"
 	    "--state-dir DIR     The proxy's state directory (default\n"
 	    "                    $XDG_STATE_HOME/intutic, else\n"
-	    "                    ~/.local/state/intutic, else /run/intutic).\n"
+	    "                    ~/.local/state/intutic, else /run/intutic; when\n"
+	    "                    no proxy runs there, /run/intutic: the service's).\n"
 	    "--timeout SECONDS   How long to wait for the proxy to say (default\n"
 	    "                    10).\n"
 	    "\n"
@@ -104,7 +105,7 @@ cmd_reload_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_reload_entry,
 		    "reload: unknown argument '%s'", argv[i]);
 	}
-	if (config_state_dir(opt_dir, dir, sizeof(dir)) != 0)
+	if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
 		return EXIT_USAGE;
 	switch (state_read(dir, &st, err, sizeof(err))) {
 	case STATE_OK:

@@ -34,7 +34,8 @@ const struct cmd_entry cmd_status_entry = {
 	    "\n"
 	    "--state-dir DIR   The proxy's state directory (default\n"
 	    "                  $XDG_STATE_HOME/intutic, else\n"
-	    "                  ~/.local/state/intutic, else /run/intutic).\n"
+	    "                  ~/.local/state/intutic, else /run/intutic; when\n"
+	    "                  no proxy runs there, /run/intutic: the service's).\n"
 	    "\n"
 	    "Exit 0: running.  3: not running (no state file, or a stale one).\n"
 	    "1: running but not answering, or the state file is malformed.\n"
@@ -201,7 +202,7 @@ cmd_status_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_status_entry,
 		    "status: unknown argument '%s'", argv[i]);
 	}
-	if (config_state_dir(opt_dir, dir, sizeof(dir)) != 0)
+	if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
 		return EXIT_USAGE;
 
 	switch (state_read(dir, &st, err, sizeof(err))) {

@@ -3,8 +3,13 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "intutic.h"
@@ -33,6 +38,24 @@ config_state_dir(const char *dir, char *buf, size_t len)
 		    dir);
 		return -1;
 	}
+	return 0;
+}
+
+int
+config_state_dir_find(const char *dir, char *buf, size_t len)
+{
+	char file[PATH_MAX];
+	struct stat st;
+
+	if (config_state_dir(dir, buf, len) != 0)
+		return -1;
+	/* No proxy of the user's own: the service's, when it runs. */
+	if (dir == NULL && strcmp(buf, PATHS_SYSTEM_STATE_DIR) != 0 &&
+	    paths_state_file(buf, file, sizeof(file)) == 0 &&
+	    stat(file, &st) != 0 && errno == ENOENT &&
+	    stat(PATHS_SYSTEM_STATE_DIR "/" PATHS_STATE_FILE, &st) == 0 &&
+	    strlen(PATHS_SYSTEM_STATE_DIR) < len)
+		snprintf(buf, len, "%s", PATHS_SYSTEM_STATE_DIR);
 	return 0;
 }
 

@@ -65,6 +65,13 @@ int	 cmd_option(const struct cmd_entry *cmd, int argc, char **argv,
  * -1 after printing an error.
  */
 int	 config_state_dir(const char *dir, char *buf, size_t len);
+/*
+ * config_state_dir() for the commands that look for a running proxy (all
+ * but start): without dir, when the user's own state directory holds no
+ * state file and the service's (PATHS_SYSTEM_STATE_DIR, /run/intutic)
+ * does, that one.
+ */
+int	 config_state_dir_find(const char *dir, char *buf, size_t len);
 
 /*
  * The running proxy's counters (cmd-status.c): each of the n samples of

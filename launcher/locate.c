@@ -50,7 +50,7 @@ proxy_locate(const char *url, const char *state_dir, struct proxy_loc *loc,
 	struct proxy_state st;
 
 	memset(loc, 0, sizeof(*loc));
-	if (config_state_dir(state_dir, dir, sizeof(dir)) != 0) {
+	if (config_state_dir_find(state_dir, dir, sizeof(dir)) != 0) {
 		snprintf(err, errlen, "no state directory");
 		return -1;
 	}

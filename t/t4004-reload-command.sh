@@ -93,4 +93,33 @@ json.dump(j, open(sys.argv[1], \"w\"))
 	"$INTUTIC" status --state-dir state >out
 '
 
+unshare -m true 2>/dev/null && test_set_prereq MOUNTNS
+
+test_expect_success MOUNTNS 'no proxy of the user'"'"'s own: the service'"'"'s, in /run/intutic, is found by status, reload and stop' '
+	printf "version: 1\nallow: [a.test]\n" >rules-svc.yaml &&
+	mkdir -p home &&
+	cat >svc.sh <<-EOF &&
+	set -e
+	mount -t tmpfs tmpfs /run
+	mkdir -m 700 /run/intutic
+	"$top_builddir/proxy/intutic-proxy" --rules "$PWD/rules-svc.yaml" \
+		--bind 127.0.0.1 --port 0 --state-dir /run/intutic \
+		--resolv-conf "$PWD/resolv.conf" --hosts "$PWD/hosts" 2>svc.log &
+	p=\$!
+	trap "kill \$p 2>/dev/null || :" EXIT
+	n=0
+	while ! test -s /run/intutic/proxy.json && test \$n -lt 100; do
+		sleep 0.1; n=\$((n + 1))
+	done
+	export HOME="$PWD/home" XDG_STATE_HOME=
+	"$INTUTIC" status >svc-status.out
+	"$INTUTIC" reload >svc-reload.out
+	"$INTUTIC" stop >svc-stop.out
+	EOF
+	unshare -m sh svc.sh &&
+	test_grep "^state: *running" svc-status.out &&
+	test_grep "reloaded .*rules-svc.yaml" svc-reload.out &&
+	test_grep "state file /run/intutic/proxy.json" svc-stop.out
+'
+
 test_done
