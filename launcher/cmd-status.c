@@ -13,6 +13,7 @@
 
 #include "fetch.h"
 #include "intutic.h"
+#include "jsonw.h"
 #include "log.h"
 #include "proc.h"
 #include "state.h"
@@ -24,7 +25,7 @@ const struct cmd_entry cmd_status_entry = {
 	.name = "status",
 	.summary = "show whether the proxy runs, and its counters",
 	.help =
-	    "usage: intutic status [--state-dir DIR]\n"
+	    "usage: intutic status [--state-dir DIR] [--json]\n"
 	    "\n"
 	    "Reads the proxy's state file, DIR/proxy.json, checks that the\n"
 	    "process it names is an intutic-proxy, fetches the proxy's /metrics\n"
@@ -32,6 +33,8 @@ const struct cmd_entry cmd_status_entry = {
 	    "and port it listens on, its rule file, its uptime, and its\n"
 	    "connections, tunnels, decisions and reloads.\n"
 	    "\n"
+	    "--json            The same as one JSON object (intutic-start(1),\n"
+	    "                  STATUS AS JSON), also when it does not run.\n"
 	    "--state-dir DIR   The proxy's state directory (default\n"
 	    "                  $XDG_STATE_HOME/intutic, else\n"
 	    "                  ~/.local/state/intutic, else /run/intutic; when\n"
@@ -181,6 +184,72 @@ status_print(const struct proxy_state *st, const char *state,
 	    m->v[STATUS_RELOAD_ERRORS]);
 }
 
+/* A counter as JSON: its value, or null when the page had none. */
+static void
+json_count(const char *key, unsigned long long v, int last)
+{
+	if (v == ULLONG_MAX)
+		printf("\"%s\":null%s", key, last ? "" : ",");
+	else
+		printf("\"%s\":%llu%s", key, v, last ? "" : ",");
+}
+
+/*
+ * status --json: {"state": "running" | "not answering" | "not running",
+ * "state_file", and what is known: "why" (not running), "pid",
+ * "listen" [...], "rules", "audit", "version", "workers", "started",
+ * "connections_total", "connections_active", "tunnels_active",
+ * "decisions_allow", "decisions_deny", "reloads", "reload_errors"}.
+ */
+static void
+status_json(const struct proxy_state *st, const char *state, const char *why,
+    const unsigned long long *v)
+{
+	size_t i;
+
+	printf("{\"state\":");
+	jsonw_fstr(stdout, state);
+	printf(",\"state_file\":");
+	jsonw_fstr(stdout, st->path);
+	if (why != NULL) {
+		printf(",\"why\":");
+		jsonw_fstr(stdout, why);
+		printf("}\n");
+		return;
+	}
+	printf(",\"pid\":%ld,\"listen\":[", (long)st->pid);
+	for (i = 0; i < st->nbind; i++) {
+		char a[STATE_ADDR_MAX + 16];
+
+		snprintf(a, sizeof(a), strchr(st->bind[i], ':') != NULL ?
+		    "[%s]:%u" : "%s:%u", st->bind[i], st->port);
+		if (i > 0)
+			putchar(',');
+		jsonw_fstr(stdout, a);
+	}
+	printf("],\"rules\":");
+	jsonw_fstr(stdout, st->rules);
+	printf(",\"audit\":");
+	jsonw_fstr(stdout, st->audit[0] != '\0' ? st->audit : NULL);
+	printf(",\"version\":");
+	jsonw_fstr(stdout, st->version[0] != '\0' ? st->version : NULL);
+	printf(",\"workers\":%d,\"started\":%lld", st->workers, st->started);
+	if (v == NULL) {
+		printf("}\n");
+		return;
+	}
+	putchar(',');
+	json_count("connections_total", v[STATUS_CONNS_TOTAL], 0);
+	json_count("connections_active", v[STATUS_CONNS_ACTIVE], 0);
+	json_count("tunnels_active", v[STATUS_TUNNELS_ACTIVE], 0);
+	json_count("decisions_allow", v[STATUS_ALLOW], 0);
+	json_count("decisions_deny", v[STATUS_DENY], 0);
+	json_count("reloads", v[STATUS_RELOADS], 0);
+	json_count("reload_errors", v[STATUS_RELOAD_ERRORS], 0);
+	json_count("uptime_seconds", v[STATUS_UPTIME], 1);
+	printf("}\n");
+}
+
 static int
 cmd_status_exec(int argc, char **argv)
 {
@@ -190,13 +259,18 @@ cmd_status_exec(int argc, char **argv)
 	const char *opt_dir = NULL;
 	char dir[PATH_MAX], err[STATE_ERROR_MAX + 256], what[PATH_MAX];
 	unsigned long long vals[STATUS_METRIC_COUNT];
+	char why[PATH_MAX + 128];
 	enum proc_kind kind;
-	int i, r;
+	int i, r, json = 0;
 
 	for (i = 1; i < argc; i++) {
 		if ((r = cmd_option(&cmd_status_entry, argc, argv, &i,
 		    "state-dir", "DIR", &opt_dir)) == 1)
 			continue;
+		if (r == 0 && strcmp(argv[i], "--json") == 0) {
+			json = 1;
+			continue;
+		}
 		if (r == -1)
 			return EXIT_USAGE;
 		return cmd_usage_error(&cmd_status_entry,
@@ -209,7 +283,11 @@ cmd_status_exec(int argc, char **argv)
 	case STATE_OK:
 		break;
 	case STATE_MISSING:
-		printf("intutic: not running (no state file '%s')\n", st.path);
+		if (json)
+			status_json(&st, "not running", "no state file", NULL);
+		else
+			printf("intutic: not running (no state file '%s')\n",
+			    st.path);
 		return EXIT_NOT_RUNNING;
 	default:
 		error("%s", err);
@@ -220,24 +298,35 @@ cmd_status_exec(int argc, char **argv)
 		kind = proc_kind_started(&p, st.started, what, sizeof(what));
 		proc_close(&p);
 	}
-	if (kind == PROC_GONE) {
-		printf("intutic: not running (stale state file '%s': pid %ld "
-		    "is gone)\n", st.path, (long)st.pid);
-		return EXIT_NOT_RUNNING;
-	}
-	if (kind == PROC_OTHER) {
-		printf("intutic: not running (stale state file '%s': pid %ld "
-		    "is '%s', not intutic-proxy)\n", st.path, (long)st.pid,
-		    what);
+	if (kind != PROC_PROXY) {
+		/* "stale state file 'PATH': pid N is ..." */
+		if (kind == PROC_GONE)
+			snprintf(why, sizeof(why), "pid %ld is gone",
+			    (long)st.pid);
+		else
+			snprintf(why, sizeof(why), "pid %ld is '%s', not "
+			    "intutic-proxy", (long)st.pid, what);
+		if (json)
+			status_json(&st, "not running", why, NULL);
+		else
+			printf("intutic: not running (stale state file '%s': "
+			    "%s)\n", st.path, why);
 		return EXIT_NOT_RUNNING;
 	}
 
 	if (proxy_counters(&st, status_samples, STATUS_METRIC_COUNT, vals,
 	    err, sizeof(err)) != 0) {
-		status_print(&st, "running, not answering", NULL);
+		if (json)
+			status_json(&st, "not answering", NULL, NULL);
+		else
+			status_print(&st, "running, not answering", NULL);
 		fflush(stdout);
 		error("%s", err);
 		return EXIT_FAILURE;
+	}
+	if (json) {
+		status_json(&st, "running", NULL, vals);
+		return 0;
 	}
 	for (i = 0; i < STATUS_METRIC_COUNT; i++)
 		if (vals[i] == ULLONG_MAX)

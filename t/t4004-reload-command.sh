@@ -93,6 +93,28 @@ json.dump(j, open(sys.argv[1], \"w\"))
 	"$INTUTIC" status --state-dir state >out
 '
 
+test_expect_success 'status --json: the same as one object, running and not' '
+	"$INTUTIC" status --json --state-dir state >st.json &&
+	python3 - "$PROXY_PID" "$PROXY_PORT" <<-\EOF &&
+	import json, sys
+	j = json.load(open("st.json"))
+	assert j["state"] == "running", j
+	assert j["pid"] == int(sys.argv[1]), j
+	assert j["listen"] == ["127.0.0.1:%s" % sys.argv[2]], j
+	assert j["rules"].endswith("rules.yaml"), j
+	assert j["reloads"] == 1 and j["reload_errors"] == 1, j
+	assert isinstance(j["connections_total"], int), j
+	assert j["state_file"].endswith("state/proxy.json"), j
+	EOF
+	rc=0 && "$INTUTIC" status --json --state-dir none >st2.json || rc=$? &&
+	test "$rc" = 3 &&
+	python3 -c "
+import json
+j = json.load(open(\"st2.json\"))
+assert j[\"state\"] == \"not running\" and j[\"why\"] == \"no state file\", j
+"
+'
+
 unshare -m true 2>/dev/null && test_set_prereq MOUNTNS
 
 test_expect_success MOUNTNS 'no proxy of the user'"'"'s own: the service'"'"'s, in /run/intutic, is found by status, reload and stop' '
