@@ -17,9 +17,13 @@
 
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
 #include <event2/util.h>
 
 #include "tls.h"
+
+/* What the socket's output holds at most; the rest waits in the filter's. */
+#define TLS_SOCK_OUT_MAX	(64 * 1024)
 
 struct tls_client {
 	SSL_CTX		*ctx;
@@ -82,8 +86,8 @@ tls_client_free(struct tls_client *t)
 }
 
 struct bufferevent *
-tls_client_bev(struct tls_client *t, struct event_base *base, int fd,
-    const char *host)
+tls_client_bev(struct tls_client *t, struct event_base *base,
+    struct bufferevent *sock, const char *host)
 {
 	struct bufferevent *bev;
 	unsigned char bin[sizeof(struct in6_addr)];
@@ -117,8 +121,22 @@ tls_client_bev(struct tls_client *t, struct event_base *base, int fd,
 		SSL_free(ssl);
 		return NULL;
 	}
-	/* Made or not, the SSL is the bufferevent's (libevent frees it). */
-	bev = bufferevent_openssl_socket_new(base, fd, ssl,
+	/*
+	 * A filter over the socket's bufferevent rather than a TLS bufferevent
+	 * on the socket: the socket is read in large reads and every TLS
+	 * record they bring is decrypted before the owner's read callback
+	 * runs once, so a stream of small events is relayed in batches (on
+	 * the socket itself, libevent decrypts at most two records a wake-up,
+	 * with two reads each).  The socket's output is bounded so that a
+	 * large body waits in the filter's output, where the owner's flow
+	 * control sees it.  Made or not, the SSL is the bufferevent's
+	 * (libevent frees it).
+	 */
+	bufferevent_setcb(sock, NULL, NULL, NULL, NULL);
+	bufferevent_set_timeouts(sock, NULL, NULL);
+	bufferevent_setwatermark(sock, EV_READ, 0, 0);
+	bufferevent_setwatermark(sock, EV_WRITE, 0, TLS_SOCK_OUT_MAX);
+	bev = bufferevent_openssl_filter_new(base, sock, ssl,
 	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL) {
 		ERR_clear_error();

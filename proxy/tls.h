@@ -29,14 +29,16 @@ struct tls_client	*tls_client_new(const char *ca_file, char *err,
 void			 tls_client_free(struct tls_client *t);
 
 /*
- * A TLS bufferevent over fd, a connected TCP socket, that shakes hands
- * with host (canonical text: a name, or an IPv4 / IPv6 literal) and
- * reports BEV_EVENT_CONNECTED once the peer is verified.  It owns fd and
- * its SSL from then on (freed with it).  NULL when out of memory: fd is
- * still the caller's.
+ * A TLS bufferevent over sock, the bufferevent of a connected TCP socket
+ * (a filter: see tls.c), that shakes hands with host (canonical text: a
+ * name, or an IPv4 / IPv6 literal) and reports BEV_EVENT_CONNECTED once
+ * the peer is verified.  It owns sock and its SSL from then on (freed
+ * with it); sock's callbacks, timeouts and watermarks are its own.  NULL
+ * when out of memory: sock is still the caller's.
  */
 struct bufferevent	*tls_client_bev(struct tls_client *t,
-			    struct event_base *base, int fd, const char *host);
+			    struct event_base *base, struct bufferevent *sock,
+			    const char *host);
 
 /*
  * Why the TLS of bev failed (after a BEV_EVENT_ERROR): the certificate's

@@ -791,20 +791,15 @@ gw_unpark(struct conn *c)
 static void
 gw_dialled(struct conn *c)
 {
-	int fd = bufferevent_getfd(c->up);
+	struct bufferevent *tls;
 
-	/* The socket goes to a TLS bufferevent; the plain one lets it go. */
-	if (fd < 0 || bufferevent_setfd(c->up, -1) != 0) {
+	/* The TLS bufferevent takes the socket's over. */
+	tls = tls_client_bev(c->p->tls, c->w->base, c->up, c->req.host.text);
+	if (tls == NULL) {
 		conn_close(c);
 		return;
 	}
-	bufferevent_free(c->up);
-	c->up = tls_client_bev(c->p->tls, c->w->base, fd, c->req.host.text);
-	if (c->up == NULL) {
-		close(fd);
-		conn_close(c);
-		return;
-	}
+	c->up = tls;
 	conn_bev_init(c, c->up);
 	c->up_tls = 1;
 	conn_set_state(c, CONN_GW_TLS);

@@ -10,6 +10,11 @@ gateway_npm_clients
 test_isolate_netns
 test_require_proxy curl node unshare mount timeout
 
+# ASan: no quarantine, freed memory back at once (as t3503 does), so that
+# the bound on what the proxy holds (bounds, below) holds in both builds.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:allocator_release_to_os_interval_ms=0"
+export ASAN_OPTIONS
+
 KEY=sk-ant-api03-gatewaytestkey0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ
 OKEY=sk-proj-gatewaytestopenai0123456789abcdefghijklmnop
 MSGS='[{"role":"user","content":"say hi"}]'
@@ -314,6 +319,41 @@ test_expect_success NPM_CLIENTS 'Claude Code under intutic exec: its call is aud
 	audit_count since.jsonl event=call provider=anthropic path=/v1/messages \
 		"run~^run-" usage=final "model~." "output_tokens~^[0-9]+$" >n &&
 	test "$(cat n)" -ge 1
+'
+
+# A 48 MiB body to a provider that takes 4 s to start reading it: the
+# proxy holds at most one flow-control window of it meanwhile (256 KiB
+# queued for the provider, 64 KiB in its socket's buffer, a 1 MiB read),
+# not the 38 MiB that the kernel's buffers (at most 10 MiB here) leave.
+BIG_BYTES=50331648
+BIG_SLACK_KIB=16384
+test_expect_success 'bounds: a large body to a provider slow to read it is held back, not buffered (RSS), and arrives whole' '
+	python3 -c "
+import json, sys
+pad = int(sys.argv[1]) - len(json.dumps({\"model\": \"claude-x\", \"max_tokens\": 10, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"pad\": \"\"}))
+json.dump({\"model\": \"claude-x\", \"max_tokens\": 10, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"pad\": \"x\" * pad}, open(\"big.json\", \"w\"))
+" "$BIG_BYTES" &&
+	test "$(wc -c <big.json)" = "$BIG_BYTES" &&
+	base=$(proxy_rss) &&
+	provider_mark &&
+	{ gw /providers/anthropic/v1/messages -o big.out -w "%{http_code}" \
+		-H "x-api-key: $KEY" -H "anthropic-version: 2023-06-01" \
+		-H "content-type: application/json" -H "x-test-read-pause-ms: 4000" \
+		--data-binary @big.json >big.code & } &&
+	bigpid=$! &&
+	top=$base &&
+	for i in $(seq 1 12); do
+		sleep 0.25 &&
+		now=$(proxy_rss) &&
+		if test "$now" -gt "$top"; then top=$now; fi || return 1
+	done &&
+	wait "$bigpid" &&
+	test_diag "RSS $base KiB before, at most $top KiB while the provider waited" &&
+	test "$top" -le $((base + BIG_SLACK_KIB)) &&
+	test "$(cat big.code)" = 200 &&
+	provider_since &&
+	audit_count psince.jsonl body_len=$BIG_BYTES status=200 >n &&
+	echo 1 >expect && test_cmp expect n
 '
 
 test_expect_success 'metrics: calls, errors and tokens by provider' '

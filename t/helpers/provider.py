@@ -65,6 +65,10 @@ Behaviours, by the request's model name (so that a real SDK triggers them):
 
 --event-delay-ms N waits N ms between the events of every stream.
 
+x-test-read-pause-ms: N (any request, at most READ_PAUSE_MS_MAX) waits N ms
+after the request's head before reading its body: a provider slow to take
+a large body, for the bounds on what the gateway holds meanwhile.
+
 --log FILE gets one JSON object per request, one a line, once it is over:
   time (epoch seconds, when the request head came), method, path (as
   sent, query included), headers ([[name, value], ...] as received, the
@@ -99,6 +103,7 @@ import serverlib
 
 # Limits: every buffer, count and wait is bounded.
 BODY_MAX = 64 * 1024 * 1024           # a request body
+READ_PAUSE_MS_MAX = 10000             # x-test-read-pause-ms
 CHUNK_LINE_MAX = 1024                 # a chunk-size line of a chunked body
 CONNECTIONS_MAX = 512
 IDLE_TIMEOUT = 30.0                   # seconds without a byte from the client
@@ -299,6 +304,12 @@ class Handler(BaseHTTPRequestHandler):
             want = ("GET", "ws")
         self.api = want[1] if want else "none"
         self.rec["api"] = self.api
+        try:
+            pause = int(self.headers.get("x-test-read-pause-ms", "0"))
+        except ValueError:
+            pause = 0
+        if pause > 0:
+            time.sleep(min(pause, READ_PAUSE_MS_MAX) / 1000.0)
         body = self.read_body()
         if want is None:
             self.api_error(404, "not_found_error",
