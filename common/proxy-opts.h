@@ -44,6 +44,10 @@
 	    NULL, "serve the provider gateway alone there as well") \
 	X("gateway-keys", TEXT, gateway_keys, "DIR", NULL, 0, 0, NULL, \
 	    "the brokered providers' real keys, one file each (DIR/NAME)") \
+	X("upstream-proxy", TEXT, upstream_text, "URL", NULL, 0, 0, NULL, \
+	    "reach what is allowed through this parent (http://HOST:PORT)") \
+	X("upstream-proxy-auth", TEXT, upstream_auth, "FILE", NULL, 0, 0, \
+	    NULL, "the parent's USER:PASSWORD, read from FILE (mode 600)") \
 	X("resolv-conf", TEXT, resolv_conf, "FILE", "/etc/resolv.conf", 0, 0, \
 	    "INTUTIC_RESOLV_CONF", "the name servers to ask") \
 	X("hosts", TEXT, hosts_file, "FILE", "/etc/hosts", 0, 0, \

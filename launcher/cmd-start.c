@@ -61,7 +61,7 @@ const struct cmd_entry cmd_start_entry = {
 	    "--state-dir DIR  --control-group GROUP\n"
 	    "--dns-bind ADDR[:PORT],...  --transparent-bind ADDR:PORT,...\n"
 	    "--gateway-bind ADDR:PORT,...  --gateway-ca FILE  --gateway-keys DIR\n"
-	    "--resolv-conf FILE\n"
+	    "--upstream-proxy URL  --upstream-proxy-auth FILE  --resolv-conf FILE\n"
 	    "--hosts FILE  --require-run  --no-revoke  --debug\n"
 	    "--dns-timeout MS  --connect-timeout MS  --head-timeout MS\n"
 	    "--peek-timeout MS  --idle-timeout MS  --grace MS  --max-conns N\n"

@@ -55,6 +55,7 @@ enum conn_state {
 	CONN_SNIFF,		/* transparent: waiting for the first bytes */
 	CONN_GW_TLS,		/* gateway: the TLS handshake with a provider */
 	CONN_GW_RELAY,		/* gateway: after a 101, bytes both ways */
+	CONN_PARENT,		/* --upstream-proxy: its answer to our CONNECT */
 	CONN_STATE_COUNT
 };
 
@@ -88,6 +89,7 @@ struct conn_req {
 	int			 status;	/* HTTP status answered */
 	enum conn_answer	 answer;	/* how a refusal is told */
 	int			 mismatch;	/* not the original address */
+	int			 via_parent;	/* through --upstream-proxy */
 	struct sockaddr_storage	 addr;		/* pinned */
 	socklen_t		 addrlen;
 	char			 addr_text[CONN_ADDR_TEXT_MAX];
@@ -227,6 +229,7 @@ extern const struct conn_state_def conn_state_wait;	/* way-control.c */
 extern const struct conn_state_def conn_state_sniff;	/* way-transparent.c */
 extern const struct conn_state_def conn_state_gw_tls;	/* way-gateway.c */
 extern const struct conn_state_def conn_state_gw_relay;	/* way-gateway.c */
+extern const struct conn_state_def conn_state_parent;	/* conn-dial.c */
 
 /* --- the ways in ---------------------------------------------------------- */
 
@@ -243,6 +246,12 @@ struct conn_way {
 			    size_t avail);
 	/* The origin is connected (conn-dial.c dialled it). */
 	void		(*dialled)(struct conn *c);
+	/*
+	 * With --upstream-proxy: 1 when the way's requests go to the parent
+	 * as they are (absolute-form HTTP); else the parent is asked to
+	 * CONNECT to the origin first, and dialled() comes after its 2xx.
+	 */
+	int		 to_parent_as_is;
 	/*
 	 * Optional.  accepted: the way takes every connection of its
 	 * listeners from accept(2) on (fd, its socket; here, the address it

@@ -3,7 +3,8 @@
  * the run a request carries (Proxy-Authorization), the decision by name,
  * the look-up (evdns, resolve.c), the address picked by the rules, the
  * dial; and the states RESOLVE and DIAL.  When the origin is connected the
- * request's way goes on (its dialled()).
+ * request's way goes on (its dialled()).  With --upstream-proxy, what was
+ * allowed is dialled through the parent instead (state PARENT).
  */
 #include "config.h"
 
@@ -15,10 +16,12 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/dns.h>
 #include <event2/event.h>
@@ -32,9 +35,11 @@
 #include "resolve.h"
 #include "rules.h"
 #include "runs.h"
+#include "upstream.h"
 
 static void	conn_dial(struct conn *);
 static void	conn_dial_event(struct conn *, short);
+static void	conn_parent_connect(struct conn *);
 
 /*
  * A piece of a live run's brokered key (gateway_leak()) in text: refused
@@ -264,35 +269,74 @@ conn_resolve(struct conn *c)
 	}
 }
 
+/* A literal address as the answer to its own look-up. */
+static void
+conn_literal_answer(const struct conn *c, struct resolve_answers *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = 1;
+	if (c->req.host.kind == RULES_HOST_IPV4) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&out->addrs[0];
+
+		s4->sin_family = AF_INET;
+		s4->sin_addr = c->req.host.v4;
+		out->lens[0] = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&out->addrs[0];
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = c->req.host.v6;
+		out->lens[0] = sizeof(*s6);
+	}
+}
+
 /* A literal address is its own answer, checked like a resolved one. */
 static void
 conn_use_literal(struct conn *c)
 {
 	struct resolve_answers ans;
 
-	memset(&ans, 0, sizeof(ans));
-	ans.n = 1;
-	if (c->req.host.kind == RULES_HOST_IPV4) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ans.addrs[0];
-
-		s4->sin_family = AF_INET;
-		s4->sin_addr = c->req.host.v4;
-		ans.lens[0] = sizeof(*s4);
-	} else {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ans.addrs[0];
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = c->req.host.v6;
-		ans.lens[0] = sizeof(*s6);
-	}
+	conn_literal_answer(c, &ans);
 	if (conn_pin(c, &ans) == 0)
 		conn_dial(c);
+}
+
+/*
+ * Through the parent (--upstream-proxy), which looks the name up: a name is
+ * not resolved here, so the rules' address entries judge literal
+ * destinations only; a literal is checked as always (the rules, the
+ * proxy's own addresses).  The parent itself, by its name or one of its
+ * addresses, is never a destination: through it, an agent would have the
+ * parent's whole reach.
+ */
+static void
+conn_reach_parent(struct conn *c)
+{
+	const struct upstream *u = c->p->upstream;
+	struct resolve_answers ans;
+
+	if (upstream_is_parent(u, &c->req.host)) {
+		conn_deny(c, 403, CONN_REASON_OWN_ADDRESS, "the destination is "
+		    "the upstream proxy itself (--upstream-proxy)");
+		return;
+	}
+	if (c->req.host.kind != RULES_HOST_NAME) {
+		conn_literal_answer(c, &ans);
+		if (conn_pin(c, &ans) != 0)
+			return;
+	}
+	c->req.via_parent = 1;
+	snprintf(c->req.addr_text, sizeof(c->req.addr_text), "%s",
+	    u->addr_text);
+	conn_dial(c);
 }
 
 void
 conn_reach(struct conn *c)
 {
-	if (c->req.host.kind == RULES_HOST_NAME)
+	if (c->p->upstream != NULL)
+		conn_reach_parent(c);
+	else if (c->req.host.kind == RULES_HOST_NAME)
 		conn_resolve(c);
 	else
 		conn_use_literal(c);
@@ -326,13 +370,20 @@ conn_dial(struct conn *c)
 	char detail[CONN_ADDR_TEXT_MAX + 128];
 	int fd, one = 1, now = 0;
 
+	const struct sockaddr *sa = (const struct sockaddr *)&c->req.addr;
+	socklen_t salen = c->req.addrlen;
+
+	if (c->req.via_parent) {
+		sa = (const struct sockaddr *)&c->p->upstream->addrs[0];
+		salen = c->p->upstream->lens[0];
+	}
 	conn_up_drop(c);
-	fd = socket(c->req.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0);
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
 	if (fd == -1)
 		goto fail;
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&c->req.addr, c->req.addrlen) == 0)
+	if (connect(fd, sa, salen) == 0)
 		now = 1;
 	else if (errno == EINPROGRESS)
 		now = connected_now(fd);
@@ -364,8 +415,9 @@ conn_dial(struct conn *c)
 	conn_wait_origin(c);
 	return;
 fail:
-	snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
-	    c->req.addr_text, strerror(errno));
+	snprintf(detail, sizeof(detail), "cannot connect to %s%s: %s",
+	    c->req.via_parent ? "the upstream proxy " : "", c->req.addr_text,
+	    strerror(errno));
 	conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
 }
 
@@ -377,13 +429,127 @@ conn_dial_event(struct conn *c, short what)
 	int e = EVUTIL_SOCKET_ERROR();
 
 	if (!(what & BEV_EVENT_CONNECTED)) {
-		snprintf(detail, sizeof(detail), "cannot connect to %s: %s",
+		snprintf(detail, sizeof(detail), "cannot connect to %s%s: %s",
+		    c->req.via_parent ? "the upstream proxy " : "",
 		    c->req.addr_text, evutil_socket_error_to_string(e));
+		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+		return;
+	}
+	if (c->req.via_parent && !c->req.way->to_parent_as_is) {
+		conn_parent_connect(c);
+		return;
+	}
+	c->req.way->dialled(c);
+}
+
+/* --- through the parent: CONNECT NAME:PORT ---------------------------------- */
+
+/* Asks the parent for a tunnel to the decided name and port. */
+static void
+conn_parent_connect(struct conn *c)
+{
+	if (upstream_connect_head(c->p->upstream, &c->req.host, c->req.port,
+	    bufferevent_get_output(c->up)) != 0) {
+		conn_close(c);
+		return;
+	}
+	conn_set_state(c, CONN_PARENT);
+}
+
+/* The parent's answer: a 2xx, and the way goes on; else a 502 with it. */
+static void
+conn_parent_read(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->up);
+	size_t avail = evbuffer_get_length(in), end;
+	char target[RULES_HOST_TEXT_MAX + 8], detail[1024];
+	struct http_head *h;
+	const char *why, *buf;
+	int status;
+
+	if (avail > c->p->cfg.head_max)
+		avail = c->p->cfg.head_max;
+	if ((buf = (const char *)evbuffer_pullup(in, (ssize_t)avail)) == NULL) {
+		conn_close(c);
+		return;
+	}
+	upstream_authority(&c->req.host, c->req.port, target, sizeof(target));
+	if ((end = http_head_end(buf, avail)) == 0) {
+		if (avail < c->p->cfg.head_max)
+			return;		/* more to come */
+		snprintf(detail, sizeof(detail), "the upstream proxy %s "
+		    "answered CONNECT %s with a head longer than %zu bytes",
+		    c->req.addr_text, target, c->p->cfg.head_max);
+		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+		return;
+	}
+	if ((h = malloc(sizeof(*h))) == NULL) {
+		conn_close(c);
+		return;
+	}
+	if (http_response_head_parse(buf, end, HTTP_HEADERS_LIMIT, h,
+	    &why) != HTTP_OK) {
+		free(h);
+		snprintf(detail, sizeof(detail), "the upstream proxy %s "
+		    "answered CONNECT %s with what is not HTTP: %s",
+		    c->req.addr_text, target, why);
+		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+		return;
+	}
+	status = h->status;
+	if (status < 200 || status > 299) {
+		snprintf(detail, sizeof(detail), "the upstream proxy %s "
+		    "answered CONNECT %s with %d %.*s", c->req.addr_text,
+		    target, status, (int)(h->reason_len > 200 ? 200 :
+		    h->reason_len), h->reason);
+		free(h);
+		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+		return;
+	}
+	free(h);
+	evbuffer_drain(in, end);
+	/* The origin cannot have spoken: nothing was sent to it yet. */
+	if (evbuffer_get_length(in) > 0) {
+		snprintf(detail, sizeof(detail), "the upstream proxy %s sent "
+		    "bytes past its answer to CONNECT %s", c->req.addr_text,
+		    target);
 		conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
 		return;
 	}
 	c->req.way->dialled(c);
 }
+
+static void
+conn_parent_event(struct conn *c, short what)
+{
+	char target[RULES_HOST_TEXT_MAX + 8], detail[1024];
+
+	upstream_authority(&c->req.host, c->req.port, target, sizeof(target));
+	snprintf(detail, sizeof(detail), "the upstream proxy %s %s before "
+	    "answering CONNECT %s", c->req.addr_text, (what & BEV_EVENT_EOF) ?
+	    "closed the connection" : "failed", target);
+	conn_fail(c, 502, CONN_REASON_CONNECT_FAILED, detail);
+}
+
+static void
+conn_parent_timeout(struct conn *c)
+{
+	char detail[CONN_ADDR_TEXT_MAX + 128];
+
+	METRIC_ADD(c->p, timeouts, 1);
+	snprintf(detail, sizeof(detail), "the upstream proxy %s did not "
+	    "answer CONNECT within %d ms (--connect-timeout)", c->req.addr_text,
+	    c->p->cfg.connect_ms);
+	conn_fail(c, 504, CONN_REASON_CONNECT_TIMEOUT, detail);
+}
+
+const struct conn_state_def conn_state_parent = {
+	.name = "parent", .timeout = offsetof(struct proxy_config, connect_ms),
+	.up_read = conn_parent_read,
+	.up_event = conn_parent_event,
+	.on_timeout = conn_parent_timeout,
+	.client_io = CONN_IO_KEEP, .up_io = CONN_IO_READ, .wm = CONN_WM_KEEP,
+};
 
 /*
  * The base64 of a Proxy-Authorization value's Basic credentials: *v and

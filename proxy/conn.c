@@ -308,6 +308,7 @@ static const struct conn_state_def *const conn_states[CONN_STATE_COUNT] = {
 	[CONN_WAIT] = &conn_state_wait,
 	[CONN_SNIFF] = &conn_state_sniff,
 	[CONN_GW_TLS] = &conn_state_gw_tls,
+	[CONN_PARENT] = &conn_state_parent,
 	[CONN_GW_RELAY] = &conn_state_gw_relay,
 };
 

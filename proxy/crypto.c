@@ -81,6 +81,18 @@ crypto_base64(const char *in, size_t len, unsigned char *out, size_t outlen)
 }
 
 void
+crypto_base64_encode(const char *in, size_t len, char *out, size_t outlen)
+{
+	if (outlen == 0)
+		return;
+	out[0] = '\0';
+	if (len > 0x3ffffff0 || outlen < (len + 2) / 3 * 4 + 1)
+		return;
+	(void)EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)in,
+	    (int)len);
+}
+
+void
 crypto_key_free(struct crypto_key *k)
 {
 	if (k == NULL)

@@ -43,4 +43,11 @@ int	 crypto_unhex(const char *hex, unsigned char *out, size_t len);
 long	 crypto_base64(const char *in, size_t len, unsigned char *out,
 	    size_t outlen);
 
+/*
+ * len bytes of in as padded base64 (RFC 4648) into out, NUL-terminated;
+ * outlen must be at least (len + 2) / 3 * 4 + 1, else out is "".
+ */
+void	 crypto_base64_encode(const char *in, size_t len, char *out,
+	    size_t outlen);
+
 #endif /* INTUTIC_CRYPTO_H */

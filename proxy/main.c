@@ -35,6 +35,7 @@
 #include "wire.h"
 #include "audit.h"
 #include "conn.h"
+#include "conn-core.h"
 #include "gateway.h"
 #include "given.h"
 #include "http.h"
@@ -42,6 +43,7 @@
 #include "resolve.h"
 #include "runs.h"
 #include "tls.h"
+#include "upstream.h"
 #include "paths.h"
 
 static struct proxy	 proxy;
@@ -366,6 +368,48 @@ grace_cb(evutil_socket_t fd, short what, void *arg)
 
 static struct event *grace_ev;
 static struct event *sweep_ev;
+
+/*
+ * The parent proxy (--upstream-proxy), once the listeners are up: never one
+ * of this proxy's own addresses and ports (every request would come back).
+ * 0, or the exit status.
+ */
+static int
+upstream_start(struct proxy *p)
+{
+	char msg[1024], text[64];
+	size_t i;
+
+	if (p->cfg.upstream_text == NULL) {
+		if (p->cfg.upstream_auth == NULL)
+			return 0;
+		error("not starting: --upstream-proxy-auth needs "
+		    "--upstream-proxy URL, the parent proxy it logs in to");
+		return 2;
+	}
+	if ((p->upstream = upstream_new(p->cfg.upstream_text,
+	    p->cfg.upstream_auth, msg, sizeof(msg))) == NULL) {
+		error("not starting: %s", msg);
+		return 2;
+	}
+	for (i = 0; i < p->upstream->naddrs; i++) {
+		const struct sockaddr *sa =
+		    (const struct sockaddr *)&p->upstream->addrs[i];
+
+		if (!proxy_is_own_addr(p, sa))
+			continue;
+		conn_sockaddr_text(sa, text, sizeof(text), 1);
+		error("not starting: --upstream-proxy %s is this proxy itself "
+		    "(%s): every request would come back; name the parent "
+		    "proxy the operator's network provides", p->upstream->url,
+		    text);
+		return 2;
+	}
+	info("allowed destinations are reached through the upstream "
+	    "proxy %s (%s)%s", p->upstream->url, p->upstream->addr_text,
+	    p->upstream->auth != NULL ? ", with credentials" : "");
+	return 0;
+}
 
 /* A run whose launcher is gone: its end in the audit log and the log. */
 static void
@@ -836,6 +880,8 @@ main(int argc, char **argv)
 		error("not starting: the provider gateway: %s", msg);
 		return 2;
 	}
+	if ((k = upstream_start(p)) != 0)
+		return k;
 
 	/* Workers never see signals; the main loop takes them. */
 	sigemptyset(&block);
@@ -892,6 +938,7 @@ main(int argc, char **argv)
 	worker_unlisten_all(p);
 	given_free(p->given);
 	tls_client_free(p->tls);
+	upstream_free(p->upstream);
 	gateway_free(p->gateway);
 	if (state_path[0] != '\0')
 		unlink(state_path);

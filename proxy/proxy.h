@@ -81,6 +81,8 @@ struct proxy_config {
 	const char	*gateway_ca;		/* --gateway-ca; NULL: none */
 	const char	*gateway_keys;		/* --gateway-keys; NULL: none */
 	const char	*gateway_text;		/* --gateway-bind; NULL: none */
+	const char	*upstream_text;		/* --upstream-proxy; NULL: none */
+	const char	*upstream_auth;		/* --upstream-proxy-auth; NULL */
 	size_t		 head_max;
 	size_t		 headers_max;
 	size_t		 uri_max;
@@ -144,6 +146,7 @@ struct worker;
 struct given;
 struct gateway;
 struct tls_client;
+struct upstream;
 
 struct proxy {
 	struct proxy_config	 cfg;
@@ -175,6 +178,7 @@ struct proxy {
 	struct given		*given;		/* what the filter gave (given.h) */
 	struct tls_client	*tls;		/* the gateway's TLS (tls.h) */
 	struct gateway		*gateway;	/* its secret, counters (gateway.h) */
+	struct upstream		*upstream;	/* --upstream-proxy; NULL: none */
 	struct worker		*workers;
 	int			 nworkers;
 	struct event_base	*base;		/* the main thread's: signals */

@@ -25,8 +25,43 @@
 #include "log.h"
 #include "proxy.h"
 #include "rules.h"
+#include "upstream.h"
 
 static void	conn_http_client_read(struct conn *);
+
+/*
+ * The head for the parent (--upstream-proxy): the request stays in absolute
+ * form, "http://NAME:PORT/path" with the decided name and port, and carries
+ * the parent's credentials instead of the client's Proxy-* headers (a
+ * Host is added as for an origin, when the request had none).  0, or -1
+ * when out of memory.
+ */
+static int
+conn_http_head_parent(struct conn *c, const struct http_head *h,
+    const char *path, size_t pathlen, const char *add_host)
+{
+	const struct upstream *u = c->p->upstream;
+	char authority[RULES_HOST_TEXT_MAX + 8], *abs;
+	char extra[RULES_HOST_TEXT_MAX + UPSTREAM_AUTH_MAX * 2];
+	size_t len;
+
+	upstream_authority(&c->req.host, c->req.port, authority,
+	    sizeof(authority));
+	len = strlen("http://") + strlen(authority) + 1 + pathlen + 1;
+	if ((abs = malloc(len)) == NULL)
+		return -1;
+	snprintf(abs, len, "http://%s%s%.*s", authority,
+	    pathlen == 0 || path[0] == '?' ? "/" : "", (int)pathlen, path);
+	snprintf(extra, sizeof(extra), "%s%s%s%s",
+	    http_header_find(h, "host") == NULL ? "Host: " : "",
+	    http_header_find(h, "host") == NULL ? add_host : "",
+	    http_header_find(h, "host") == NULL ? "\r\n" : "",
+	    u->auth != NULL ? u->auth : "");
+	http_forward_head_ex(h, abs, strlen(abs), h->upgrade, !h->keep_alive,
+	    NULL, NULL, extra[0] != '\0' ? extra : NULL, c->fwd);
+	free(abs);
+	return 0;
+}
 
 /*
  * One absolute-form request: decided on its own (keep-alive connections
@@ -99,8 +134,15 @@ conn_http_request(struct conn *c, const struct http_head *h,
 	}
 	if (http_header_find(h, "host") == NULL)
 		snprintf(target, sizeof(target), "%s:%u", c->req.host.text, c->req.port);
-	http_forward_head(h, path, pathlen, h->upgrade, !h->keep_alive,
-	    http_header_find(h, "host") == NULL ? target : NULL, c->fwd);
+	if (c->p->upstream != NULL) {
+		if (conn_http_head_parent(c, h, path, pathlen, target) != 0) {
+			conn_close(c);
+			return;
+		}
+	} else
+		http_forward_head(h, path, pathlen, h->upgrade, !h->keep_alive,
+		    http_header_find(h, "host") == NULL ? target : NULL,
+		    c->fwd);
 	evbuffer_drain(bufferevent_get_input(c->client), h->len);
 
 	if (c->up != NULL && c->up_ready && !c->up_tls &&
@@ -474,4 +516,5 @@ const struct conn_way conn_way_forward = {
 	.claims = forward_claims,
 	.request = conn_http_request,
 	.dialled = conn_http_send,
+	.to_parent_as_is = 1,
 };
