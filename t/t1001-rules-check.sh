@@ -51,7 +51,7 @@ done
 
 # --- the shipped rule files --------------------------------------------------
 
-for name in default.yaml providers.yaml; do
+for name in default.yaml agents.yaml providers.yaml; do
 	test_expect_success "the shipped $name passes" '
 		run_check "$top_srcdir/rules" "$name" &&
 		test_must_be_empty err &&

@@ -20,9 +20,10 @@ shipped_test () {
 		>out 2>err
 }
 
-# shipped_line TEXT — the line of default.yaml whose entry is exactly TEXT.
+# shipped_line TEXT — the line of agents.yaml (which default.yaml includes)
+# whose entry is exactly TEXT.
 shipped_line () {
-	grep -n -x -F -e "  - $1" -e "  - \"$1\"" "$top_srcdir/rules/default.yaml" >lines &&
+	grep -n -x -F -e "  - $1" -e "  - \"$1\"" "$top_srcdir/rules/agents.yaml" >lines &&
 	test_line_count = 1 lines &&
 	sed 's/:.*//' lines
 }
@@ -390,8 +391,8 @@ test_expect_success 'default.yaml: ::ffff:169.254.169.254 meets the metadata den
 	as:       api.anthropic.com:443
 	decision: deny
 	reason:   denied
-	rule:     default.yaml:$line (deny 169.254.169.254/32)
-	address:  ::ffff:169.254.169.254 link-local via ipv4-mapped: deny denied by default.yaml:$line (deny 169.254.169.254/32)
+	rule:     agents.yaml:$line (deny 169.254.169.254/32)
+	address:  ::ffff:169.254.169.254 link-local via ipv4-mapped: deny denied by agents.yaml:$line (deny 169.254.169.254/32)
 	EOF
 	test_cmp expect out
 '
@@ -400,7 +401,7 @@ test_expect_success 'default.yaml: the metadata address as an IPv6 host is denie
 	line=$(shipped_line 169.254.169.254/32) &&
 	test_expect_code 1 shipped_test "[::ffff:169.254.169.254]" &&
 	test_grep "^reason:   denied\$" out &&
-	test_grep "^rule:     default\.yaml:$line \(deny 169\.254\.169\.254/32\)\$" out &&
+	test_grep "^rule:     agents\.yaml:$line \(deny 169\.254\.169\.254/32\)\$" out &&
 	test_grep "^class:    link-local via ipv4-mapped\$" out
 '
 
@@ -413,10 +414,10 @@ test_expect_success 'default.yaml: a provider host from providers.yaml is allowe
 test_expect_success 'default.yaml: github.com:22 is allowed, a paste host is denied' '
 	line=$(shipped_line github.com:22) &&
 	shipped_test github.com:22 &&
-	test_grep "^rule:     default\.yaml:$line \(allow github\.com:22\)\$" out &&
+	test_grep "^rule:     agents\.yaml:$line \(allow github\.com:22\)\$" out &&
 	line=$(shipped_line gist.github.com) &&
 	test_expect_code 1 shipped_test gist.github.com &&
-	test_grep "^rule:     default\.yaml:$line \(deny gist\.github\.com\)\$" out
+	test_grep "^rule:     agents\.yaml:$line \(deny gist\.github\.com\)\$" out
 '
 
 # --- report mode ----------------------------------------------------------------
