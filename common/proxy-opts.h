@@ -34,6 +34,8 @@
 	    "where proxy.json and control.sock go") \
 	X("control-group", TEXT, control_group, "GROUP", NULL, 0, 0, NULL, \
 	    "the group that may use the control socket") \
+	X("user", TEXT, user, "NAME", NULL, 0, 0, NULL, \
+	    "once listening, run as NAME and its groups (from root)") \
 	X("dns-bind", TEXT, dns_bind_text, "ADDR[:PORT],...", NULL, 0, 0, \
 	    NULL, "serve the DNS filter there (port 53 by default)") \
 	X("transparent-bind", TEXT, transparent_text, "ADDR:PORT,...", NULL, \

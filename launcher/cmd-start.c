@@ -58,7 +58,7 @@ const struct cmd_entry cmd_start_entry = {
 	    "\n"
 	    "Each PROXY-OPTION goes to intutic-proxy as given, which checks its\n"
 	    "value: --bind ADDR,...  --port N  --audit FILE|-  --workers N\n"
-	    "--state-dir DIR  --control-group GROUP\n"
+	    "--state-dir DIR  --control-group GROUP  --user NAME\n"
 	    "--dns-bind ADDR[:PORT],...  --transparent-bind ADDR:PORT,...\n"
 	    "--gateway-bind ADDR:PORT,...  --gateway-ca FILE  --gateway-keys DIR\n"
 	    "--upstream-proxy URL  --upstream-proxy-auth FILE  --resolv-conf FILE\n"
@@ -67,6 +67,13 @@ const struct cmd_entry cmd_start_entry = {
 	    "--peek-timeout MS  --idle-timeout MS  --grace MS  --max-conns N\n"
 	    "--head-max BYTES  --headers-max N  --uri-max BYTES\n"
 	    "--transit-max BYTES.  An option may also be written --OPTION=VALUE.\n"
+	    "\n"
+	    "--user NAME: started as root, the proxy binds its addresses, then\n"
+	    "runs as NAME and its groups; its state directory is then\n"
+	    "/run/intutic unless --state-dir says otherwise (made for NAME when\n"
+	    "missing), and the audit log is opened as NAME.  Started as root\n"
+	    "without it, the proxy runs as root, which intutic enforce refuses:\n"
+	    "start says so.\n"
 	    "\n"
 	    "Exit 0: the detached proxy listens.  2: usage error, or the rule\n"
 	    "file does not load.  125: intutic-proxy cannot be run, a proxy\n"
@@ -89,6 +96,7 @@ enum start_opt_kind {
 	START_OPT_PIDFILE,
 	START_OPT_LOG,
 	START_OPT_STATE_DIR,	/* passed through, and read */
+	START_OPT_USER,		/* passed through, and read */
 };
 
 static const struct start_opt {
@@ -101,6 +109,7 @@ static const struct start_opt {
 	{ "pidfile", "FILE", START_OPT_PIDFILE },
 	{ "log", "FILE", START_OPT_LOG },
 	{ "state-dir", "DIR", START_OPT_STATE_DIR },
+	{ "user", "NAME", START_OPT_USER },
 #define X(name, kind, field, metavar, def, min, max, env, help) \
 	{ name, metavar, START_OPT_PROXY },
 	PROXY_OPTIONS(X)
@@ -113,6 +122,7 @@ struct start_args {
 	const char	 *pidfile;
 	const char	 *log;
 	const char	 *state_dir;
+	const char	 *user;
 	int		  detach;
 	char		**proxy_argv;	/* intutic-proxy --rules PATH ... */
 	int		  proxy_argc;
@@ -185,7 +195,8 @@ start_parse(int argc, char **argv, struct start_args *args)
 	int i, first;
 
 	memset(args, 0, sizeof(*args));
-	args->proxy_argv = xcalloc((size_t)argc + 4, sizeof(char *));
+	/* 3 slots first, 2 for a --state-dir of --user's, then NULL */
+	args->proxy_argv = xcalloc((size_t)argc + 6, sizeof(char *));
 	args->proxy_argc = 3;
 	for (i = 1; i < argc; i++) {
 		if ((o = start_opt_find(argv[i], &value)) == NULL)
@@ -218,6 +229,9 @@ start_parse(int argc, char **argv, struct start_args *args)
 		case START_OPT_STATE_DIR:
 			args->state_dir = value;
 			break;
+		case START_OPT_USER:
+			args->user = value;
+			break;
 		case START_OPT_PROXY:
 			break;
 		}
@@ -237,6 +251,15 @@ start_parse(int argc, char **argv, struct start_args *args)
 	if (args->log != NULL && *args->log == '\0')
 		return cmd_usage_error(&cmd_start_entry,
 		    "start: --log: empty file name");
+	if (args->user != NULL && *args->user == '\0')
+		return cmd_usage_error(&cmd_start_entry,
+		    "start: --user: empty user name");
+	/* The proxy of a user of its own is the service's, where all look. */
+	if (args->user != NULL && args->state_dir == NULL) {
+		args->state_dir = PATHS_SYSTEM_STATE_DIR;
+		args->proxy_argv[args->proxy_argc++] = "--state-dir";
+		args->proxy_argv[args->proxy_argc++] = PATHS_SYSTEM_STATE_DIR;
+	}
 	return 0;
 }
 
@@ -474,6 +497,14 @@ cmd_start_exec(int argc, char **argv)
 	    "enforce");
 	rules_free(r);
 	fflush(stdout);
+
+	if (args.user == NULL && geteuid() == 0)
+		warn_msg("the proxy will run as root, and "
+		    "'intutic enforce on' refuses a root proxy (every socket "
+		    "root owns would pass): give it a user of its own, e.g. "
+		    "'intutic start --user intutic' (make one with 'adduser "
+		    "--system --group intutic'), or run the packaged service "
+		    "('systemctl start intutic-proxy')");
 
 	ret = EXIT_CANNOT_RUN;
 	if (start_already_running(dir))

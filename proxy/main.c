@@ -42,6 +42,7 @@
 #include "log.h"
 #include "resolve.h"
 #include "runs.h"
+#include "service.h"
 #include "tls.h"
 #include "upstream.h"
 #include "paths.h"
@@ -475,6 +476,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		    p->cfg.grace_ms);
 		__atomic_store_n(&p->stopping, 1, __ATOMIC_RELAXED);
 		workers_poke(p);
+		(void)service_notify("STOPPING=1");
 		tv.tv_sec = p->cfg.grace_ms / 1000;
 		tv.tv_usec = (p->cfg.grace_ms % 1000) * 1000;
 		evtimer_add(grace_ev, &tv);
@@ -818,12 +820,6 @@ main(int argc, char **argv)
 	p->rules_gen = 1;
 	if ((p->rules_text = proxy_rules_text(p->rules)) == NULL)
 		fatal("out of memory");
-	if (p->cfg.audit_path != NULL &&
-	    (p->audit = audit_open(p->cfg.audit_path, msg, sizeof(msg))) ==
-	    NULL) {
-		error("%s", msg);
-		return 125;
-	}
 	if ((p->hosts = hosts_load(p->cfg.hosts_file, msg, sizeof(msg))) ==
 	    NULL) {
 		error("%s", msg);
@@ -843,6 +839,18 @@ main(int argc, char **argv)
 		return k == -2 ? 2 : 125;
 	if ((k = dns_listen_all(p)) != 0)
 		return k == -2 ? 2 : 125;
+	/* Bound: root is not needed any more (--user), not even to reopen. */
+	if (p->cfg.user != NULL && service_drop_user(p->cfg.user,
+	    p->cfg.state_dir, msg, sizeof(msg)) != 0) {
+		error("not starting: %s", msg);
+		return 125;
+	}
+	if (p->cfg.audit_path != NULL &&
+	    (p->audit = audit_open(p->cfg.audit_path, msg, sizeof(msg))) ==
+	    NULL) {
+		error("%s", msg);
+		return 125;
+	}
 	/* the filter's answers, for the transparent listener */
 	if (p->ndns > 0 && p->ntransparent > 0 &&
 	    (p->given = given_new()) == NULL) {
@@ -919,6 +927,12 @@ main(int argc, char **argv)
 		    p->cfg.rules_path, rules_count(p->rules),
 		    rules_mode(p->rules) == RULES_MODE_REPORT ? "report" :
 		    "enforce");
+		/* Type=notify: ready once it listens and proxy.json says so. */
+		snprintf(msg, sizeof(msg), "READY=1\nSTATUS=listening on "
+		    "port %u", p->port);
+		if (service_notify(msg) == -1)
+			error("cannot tell systemd the proxy is ready "
+			    "($NOTIFY_SOCKET): %s", strerror(errno));
 		event_base_dispatch(p->base);
 	}
 

@@ -76,6 +76,7 @@ struct proxy_config {
 	const char	*resolv_conf;
 	const char	*hosts_file;
 	const char	*control_group;		/* NULL: the proxy's */
+	const char	*user;			/* --user; NULL: stay */
 	const char	*dns_bind_text;		/* --dns-bind; NULL: no filter */
 	const char	*transparent_text;	/* --transparent-bind; NULL: none */
 	const char	*gateway_ca;		/* --gateway-ca; NULL: none */
