@@ -26,8 +26,8 @@
 	    "INTUTIC_PROXY_BIND", "addresses to listen on, at most 16") \
 	X("port", PORT, port, "N", PROXY_PORT_DEFAULT, 0, 65535, \
 	    "INTUTIC_PROXY_PORT", "the port on every address (0: any)") \
-	X("audit", TEXT, audit_path, "FILE|-", NULL, 0, 0, NULL, \
-	    "append the audit log to FILE, or - for stderr") \
+	X("audit", TEXT, audit_path, "FILE|-|syslog|journal", NULL, 0, 0, \
+	    NULL, "append the audit log to FILE, stderr, syslog, the journal") \
 	X("workers", INT, workers, "N", cpus_usable(), 1, PROXY_WORKERS_MAX, \
 	    NULL, "worker threads (by default one per usable CPU)") \
 	X("state-dir", TEXT, state_dir, "DIR", NULL, 0, 0, NULL, \

@@ -1,9 +1,20 @@
 /*
- * audit.c — the JSON Lines audit log (see audit.h).
+ * audit.c — the JSON Lines audit log (see audit.h): to a file, standard
+ * error, syslog(3), or the journal by its native protocol.
+ *
+ * The journal is spoken to directly (systemd.io/JOURNAL_NATIVE_PROTOCOL,
+ * stable since systemd 38) rather than through libsystemd's
+ * sd_journal_send(): one sendmsg(2) of "NAME=value\n" pieces to a unix
+ * datagram socket is all it takes, and the proxy stays free of a library
+ * it would link for that alone; a host without systemd builds the same
+ * binary.
  */
 #include "config.h"
 
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/un.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,25 +24,65 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "jsonw.h"
 
+enum audit_kind {
+	AUDIT_TO_FILE,
+	AUDIT_TO_STDERR,
+	AUDIT_TO_SYSLOG,
+	AUDIT_TO_JOURNAL,
+};
+
+/* Pieces of one journal datagram: MESSAGE and the INTUTIC_* fields. */
+#define AUDIT_JOURNAL_IOV	96
+
 struct audit {
 	pthread_mutex_t	 lock;		/* fd, across reopen */
-	int		 fd;
-	int		 owned;		/* not stderr */
+	enum audit_kind	 kind;
+	int		 fd;		/* the file's, stderr, the journal's */
 	char		*path;
 };
+
+/*
+ * Whether something takes datagrams at path: a connect(2) of a datagram
+ * socket there.  Returns 0, or -1 with errno set.
+ */
+static int
+audit_dgram_probe(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd, save;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path));
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		save = errno;
+		close(fd);
+		errno = save;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
 
 static int
 audit_open_fd(const char *path, char *err, size_t errlen)
 {
 	int fd;
 
-	if (strcmp(path, "-") == 0)
+	if (strcmp(path, AUDIT_STDERR) == 0)
 		return STDERR_FILENO;
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
 	    0640);
@@ -39,6 +90,13 @@ audit_open_fd(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open audit log '%s': %s", path,
 		    strerror(errno));
 	return fd;
+}
+
+int
+audit_is_file(const char *path)
+{
+	return strcmp(path, AUDIT_STDERR) != 0 &&
+	    strcmp(path, AUDIT_SYSLOG) != 0 && strcmp(path, AUDIT_JOURNAL) != 0;
 }
 
 struct audit *
@@ -52,14 +110,46 @@ audit_open(const char *path, char *err, size_t errlen)
 		free(a);
 		return NULL;
 	}
-	if ((a->fd = audit_open_fd(path, err, errlen)) == -1) {
-		free(a->path);
-		free(a);
-		return NULL;
+	if (strcmp(path, AUDIT_SYSLOG) == 0) {
+		a->kind = AUDIT_TO_SYSLOG;
+		a->fd = -1;
+		if (audit_dgram_probe(AUDIT_SYSLOG_SOCKET) != 0) {
+			snprintf(err, errlen, "cannot audit to syslog: nothing "
+			    "takes messages at '%s' (%s); start the syslog "
+			    "daemon or journald, or give --audit FILE",
+			    AUDIT_SYSLOG_SOCKET, strerror(errno));
+			goto fail;
+		}
+		/* LOG_NDELAY: connected now, before a sandbox could hide it. */
+		openlog(AUDIT_IDENT, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	} else if (strcmp(path, AUDIT_JOURNAL) == 0) {
+		a->kind = AUDIT_TO_JOURNAL;
+		if (audit_dgram_probe(AUDIT_JOURNAL_SOCKET) != 0) {
+			snprintf(err, errlen, "cannot audit to the journal: "
+			    "nothing takes messages at '%s' (%s); start "
+			    "systemd-journald, or give --audit syslog or FILE",
+			    AUDIT_JOURNAL_SOCKET, strerror(errno));
+			goto fail;
+		}
+		/* Unconnected: each datagram finds a restarted journald. */
+		if ((a->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) ==
+		    -1) {
+			snprintf(err, errlen, "cannot audit to the journal: "
+			    "socket: %s", strerror(errno));
+			goto fail;
+		}
+	} else {
+		a->kind = strcmp(path, AUDIT_STDERR) == 0 ? AUDIT_TO_STDERR :
+		    AUDIT_TO_FILE;
+		if ((a->fd = audit_open_fd(path, err, errlen)) == -1)
+			goto fail;
 	}
-	a->owned = a->fd != STDERR_FILENO;
 	pthread_mutex_init(&a->lock, NULL);
 	return a;
+ fail:
+	free(a->path);
+	free(a);
+	return NULL;
 }
 
 int
@@ -67,7 +157,7 @@ audit_reopen(struct audit *a, char *err, size_t errlen)
 {
 	int fd, old;
 
-	if (!a->owned)
+	if (a->kind != AUDIT_TO_FILE)
 		return 0;
 	if ((fd = audit_open_fd(a->path, err, errlen)) == -1)
 		return -1;
@@ -84,8 +174,10 @@ audit_free(struct audit *a)
 {
 	if (a == NULL)
 		return;
-	if (a->owned)
+	if (a->kind == AUDIT_TO_FILE || a->kind == AUDIT_TO_JOURNAL)
 		close(a->fd);
+	if (a->kind == AUDIT_TO_SYSLOG)
+		closelog();
 	pthread_mutex_destroy(&a->lock);
 	free(a->path);
 	free(a);
@@ -231,6 +323,137 @@ put_call(struct line *l, const struct audit_call *c)
 	put_bool(l, "malformed", c->malformed);
 }
 
+/* A denial (or a revocation) is a notice; everything else information. */
+static int
+audit_priority(const struct audit_record *r)
+{
+	if ((r->decision != NULL && strcmp(r->decision, "deny") == 0) ||
+	    (r->event != NULL && strcmp(r->event, "revoke") == 0))
+		return LOG_NOTICE;
+	return LOG_INFO;
+}
+
+/* A journal datagram being put together: iovecs into what they point at. */
+struct jmsg {
+	struct iovec	 iov[AUDIT_JOURNAL_IOV];
+	int		 n;
+	char		 nums[8][24];	/* the numbers' text */
+	int		 nnums;
+	unsigned char	 lens[4][8];	/* little-endian lengths */
+	int		 nlens;
+};
+
+static void
+jmsg_piece(struct jmsg *m, const void *p, size_t len)
+{
+	if (m->n < AUDIT_JOURNAL_IOV) {
+		m->iov[m->n].iov_base = (void *)(uintptr_t)p;
+		m->iov[m->n].iov_len = len;
+		m->n++;
+	}
+}
+
+/*
+ * NAME=VALUE\n, or for a value with a newline in it the protocol's
+ * binary form: NAME\n, its length as 64-bit little-endian, VALUE, \n.
+ * A NULL value (null in the record) is left out.
+ */
+static void
+jmsg_field(struct jmsg *m, const char *name, const char *v, size_t len)
+{
+	uint64_t n = len;
+	unsigned char *le;
+	int i;
+
+	if (v == NULL)
+		return;
+	jmsg_piece(m, name, strlen(name));
+	if (memchr(v, '\n', len) == NULL) {
+		jmsg_piece(m, "=", 1);
+	} else {
+		if (m->nlens == (int)(sizeof(m->lens) / sizeof(m->lens[0])))
+			return;
+		le = m->lens[m->nlens++];
+		for (i = 0; i < 8; i++)
+			le[i] = (unsigned char)(n >> (8 * i));
+		jmsg_piece(m, "\n", 1);
+		jmsg_piece(m, le, 8);
+	}
+	jmsg_piece(m, v, len);
+	jmsg_piece(m, "\n", 1);
+}
+
+static void
+jmsg_str(struct jmsg *m, const char *name, const char *v)
+{
+	if (v != NULL)
+		jmsg_field(m, name, v, strlen(v));
+}
+
+/* A number; negative (not known) is left out. */
+static void
+jmsg_num(struct jmsg *m, const char *name, int64_t v)
+{
+	char *t;
+
+	if (v < 0 || m->nnums == (int)(sizeof(m->nums) / sizeof(m->nums[0])))
+		return;
+	t = m->nums[m->nnums++];
+	snprintf(t, sizeof(m->nums[0]), "%" PRId64, v);
+	jmsg_str(m, name, t);
+}
+
+/*
+ * One datagram to journald: the record as MESSAGE, its priority, who it
+ * is from, and the fields a journal query or a collector selects on
+ * (intutic-proxy(8), AUDIT IN SYSLOG AND THE JOURNAL).
+ */
+static int
+audit_journal_send(struct audit *a, const struct audit_record *r,
+    const char *json, size_t len, int prio)
+{
+	static const char *const prios = "01234567";
+	struct sockaddr_un sun;
+	struct msghdr mh;
+	struct jmsg m;
+	ssize_t n;
+
+	memset(&m, 0, sizeof(m));
+	jmsg_field(&m, "MESSAGE", json, len);
+	jmsg_field(&m, "PRIORITY", prios + prio, 1);
+	jmsg_str(&m, "SYSLOG_IDENTIFIER", AUDIT_IDENT);
+	jmsg_str(&m, "SYSLOG_FACILITY", "3");
+	jmsg_str(&m, "INTUTIC_EVENT", r->event);
+	jmsg_num(&m, "INTUTIC_ID", (int64_t)r->id);
+	jmsg_str(&m, "INTUTIC_RUN", r->run);
+	jmsg_str(&m, "INTUTIC_CLIENT", r->client);
+	jmsg_str(&m, "INTUTIC_PROTO", r->proto);
+	jmsg_str(&m, "INTUTIC_HOST", r->host);
+	jmsg_num(&m, "INTUTIC_PORT", r->port);
+	jmsg_str(&m, "INTUTIC_DECISION", r->decision);
+	jmsg_str(&m, "INTUTIC_REASON", r->reason);
+	jmsg_str(&m, "INTUTIC_RULE", r->rule);
+	jmsg_num(&m, "INTUTIC_STATUS", r->status);
+	if (r->call != NULL) {
+		jmsg_str(&m, "INTUTIC_PROVIDER", r->call->provider);
+		jmsg_str(&m, "INTUTIC_MODEL", r->call->model);
+	}
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, AUDIT_JOURNAL_SOCKET,
+	    sizeof(AUDIT_JOURNAL_SOCKET));
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_name = &sun;
+	mh.msg_namelen = sizeof(sun);
+	mh.msg_iov = m.iov;
+	mh.msg_iovlen = (size_t)m.n;
+	do
+		n = sendmsg(a->fd, &mh, MSG_NOSIGNAL);
+	while (n == -1 && errno == EINTR);
+	return n == -1 ? -1 : 0;
+}
+
 int
 audit_write(struct audit *a, const struct audit_record *r)
 {
@@ -239,7 +462,7 @@ audit_write(struct audit *a, const struct audit_record *r)
 	struct tm tm;
 	ssize_t n;
 	size_t off = 0;
-	int ret = 0;
+	int prio, ret = 0;
 
 	if (a == NULL)
 		return 0;
@@ -297,6 +520,14 @@ audit_write(struct audit *a, const struct audit_record *r)
 		    strcmp(r->event, "call") == 0) ? r->event : "decision",
 		    r->id);
 	}
+	prio = audit_priority(r);
+	if (a->kind == AUDIT_TO_SYSLOG) {
+		/* The same JSON, without its newline, as the message. */
+		syslog(LOG_DAEMON | prio, "%.*s", (int)(l.len - 1), l.buf);
+		return 0;
+	}
+	if (a->kind == AUDIT_TO_JOURNAL)
+		return audit_journal_send(a, r, l.buf, l.len - 1, prio);
 	pthread_mutex_lock(&a->lock);
 	while (off < l.len) {
 		n = write(a->fd, l.buf + off, l.len - off);

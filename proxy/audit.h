@@ -5,6 +5,12 @@
  * cache) as soon as audit_write() returns: nothing is buffered that a
  * SIGTERM or a crash could lose.  Safe to call from every worker.
  * Never put a header value, a token or a secret in a record.
+ *
+ * The same record can go to syslog instead (syslog(3), the JSON as the
+ * message) or to the journal (journald's native protocol, one datagram:
+ * the JSON as MESSAGE, PRIORITY, SYSLOG_IDENTIFIER and INTUTIC_* fields
+ * beside it: intutic-proxy(8), AUDIT IN SYSLOG AND THE JOURNAL),
+ * so that a host's logging pipeline carries it like any service's logs.
  */
 #ifndef INTUTIC_AUDIT_H
 #define INTUTIC_AUDIT_H
@@ -13,6 +19,17 @@
 #include <stdint.h>
 
 #define AUDIT_RECORD_MAX	4096	/* bytes of one JSON line */
+
+/* --audit's words that are no file (a file of that name: ./syslog). */
+#define AUDIT_STDERR		"-"
+#define AUDIT_SYSLOG		"syslog"
+#define AUDIT_JOURNAL		"journal"
+
+/* Who the records are from, in syslog and the journal. */
+#define AUDIT_IDENT		"intutic-audit"
+/* Where journald takes native messages; syslog(3) writes to /dev/log. */
+#define AUDIT_JOURNAL_SOCKET	"/run/systemd/journal/socket"
+#define AUDIT_SYSLOG_SOCKET	"/dev/log"
 
 struct audit;
 
@@ -86,15 +103,27 @@ struct audit_record {
 };
 
 /*
- * Opens the log at `path` ("-": standard error).  Returns NULL with a
- * message in err on failure.
+ * Opens the log at `path`: a file, AUDIT_STDERR, AUDIT_SYSLOG (facility
+ * daemon, ident AUDIT_IDENT; refused when nothing takes datagrams at
+ * AUDIT_SYSLOG_SOCKET) or AUDIT_JOURNAL (refused when nothing takes them
+ * at AUDIT_JOURNAL_SOCKET).  Returns NULL with a message in err, saying
+ * what to do, on failure.
  */
 struct audit	*audit_open(const char *path, char *err, size_t errlen);
 
-/* Reopens the file (logrotate, SIGUSR1).  Returns 0, or -1 keeping the old. */
+/* Whether --audit's value names a file (not -, syslog or journal). */
+int		 audit_is_file(const char *path);
+
+/*
+ * Reopens the file (logrotate, SIGUSR1); nothing to do for the others.
+ * Returns 0, or -1 keeping the old.
+ */
 int		 audit_reopen(struct audit *a, char *err, size_t errlen);
 
-/* Writes one record.  Returns 0, or -1 when the write failed. */
+/*
+ * Writes one record.  Returns 0, or -1 when the write failed (syslog(3)
+ * does not say: a record it lost is not seen here).
+ */
 int		 audit_write(struct audit *a, const struct audit_record *r);
 
 void		 audit_free(struct audit *a);

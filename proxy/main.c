@@ -264,8 +264,9 @@ state_write(struct proxy *p)
 	    sizeof(rules_abs)));
 	fputs(", \"" WIRE_STATE_AUDIT "\": ", fp);
 	if (p->cfg.audit_path != NULL)
-		jsonw_fstr(fp, strcmp(p->cfg.audit_path, "-") == 0 ? "-" :
-		    absolute(p->cfg.audit_path, audit_abs, sizeof(audit_abs)));
+		jsonw_fstr(fp, audit_is_file(p->cfg.audit_path) ?
+		    absolute(p->cfg.audit_path, audit_abs, sizeof(audit_abs)) :
+		    p->cfg.audit_path);
 	else
 		fputs("null", fp);
 	fputs(", \"" WIRE_STATE_CONTROL "\": ", fp);

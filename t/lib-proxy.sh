@@ -781,7 +781,9 @@ fill_rules () {
 # test's own DNS server, no hosts), wait for state/proxy.json and export
 # PROXY_PORT, PROXY_PID, PROXY_URL, PROXY_DIR, PROXY_LOG and AUDIT_FILE.
 # The proxy is stopped at the end of the script.  Fails, loudly, when the
-# proxy was not built or does not start.
+# proxy was not built or does not start.  PROXY_WRAP, when set, is words put
+# before the proxy's command: a wrapper that exec()s it, keeping its pid
+# (t/helpers/mntns.sh).
 start_proxy () {
 	test $# -ge 1 || { echo "start_proxy: needs RULES [ARGS...]" >&2; return 1; }
 	test_proxy_bin_=$top_builddir/proxy/intutic-proxy
@@ -809,14 +811,14 @@ start_proxy () {
 		test_atexit 'test_proxy_cleanup_' || return 1
 		test_proxy_atexit_=1
 	fi
-	test_proxy_vg_=
+	test_proxy_vg_=${PROXY_WRAP:-}
 	if test -n "${TEST_VALGRIND:-}"; then
 		case $PROXY_DIR in
 		*[[:space:]]*)
 			echo "start_proxy: under valgrind, PROXY_DIR may not hold a space" >&2
 			return 1 ;;
 		esac
-		test_proxy_vg_="valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 --log-file=$PROXY_DIR/valgrind.%p.log"
+		test_proxy_vg_="$test_proxy_vg_ valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 --log-file=$PROXY_DIR/valgrind.%p.log"
 	fi
 	# shellcheck disable=SC2086 # the valgrind command is words
 	$test_proxy_vg_ "$test_proxy_bin_" --rules "$test_proxy_rules_" \
