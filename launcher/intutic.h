@@ -31,6 +31,7 @@ struct cmd_entry {
 extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_enforce_entry;
 extern const struct cmd_entry cmd_exec_entry;
+extern const struct cmd_entry cmd_log_entry;
 extern const struct cmd_entry cmd_rules_entry;
 extern const struct cmd_entry cmd_runs_entry;
 extern const struct cmd_entry cmd_start_entry;

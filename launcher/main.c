@@ -42,6 +42,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_stop_entry,
 	&cmd_reload_entry,
 	&cmd_status_entry,
+	&cmd_log_entry,
 	&cmd_exec_entry,
 	&cmd_runs_entry,
 	&cmd_enforce_entry,
@@ -71,8 +72,8 @@ usage(FILE *fp)
 	    "\n"
 	    "Run 'intutic help COMMAND' for a command's options; the manual\n"
 	    "pages are intutic(1), intutic-start(1), intutic-exec(1),\n"
-	    "intutic-enforce(1), intutic-doctor(1), intutic-rules(5) and\n"
-	    "intutic-proxy(8).\n");
+	    "intutic-enforce(1), intutic-doctor(1), intutic-log(1),\n"
+	    "intutic-rules(5) and intutic-proxy(8).\n");
 }
 
 static const struct cmd_entry *

@@ -18,7 +18,7 @@ mntns="$top_srcdir/t/helpers/mntns.sh"
 # --journal), its datagrams parsed into KIND.jsonl; SINK_PID, and
 # SINK_READY, which holds its own pid.
 sink () {
-	rm -f "$1.jsonl" "$1.ready" &&
+	rm -f "$1.jsonl" "$1.ready" || return 1
 	python3 "$top_srcdir/t/helpers/logsink.py" "$2" "--$1" --out "$1.jsonl" \
 		--ready "$1.ready" --lifetime 60 --max 100 2>"$1.err" &
 	SINK_PID=$!
