@@ -69,7 +69,7 @@ test_expect_success MNTNS '--audit syslog: one datagram a record on /dev/log, da
 	n = 0
 	for line in open("syslog.jsonl"):
 	    d = json.loads(line)
-	    assert "raw" not in d, "not syslog(3)'\''s framing: %r" % d
+	    assert "tag" in d, "not syslog(3)'\''s framing: %r" % d
 	    assert d["tag"] == "intutic-audit" and d["pid"] == pid, d
 	    assert d["facility"] == 3, d
 	    rec = json.loads(d["msg"])
@@ -137,6 +137,38 @@ test_expect_success MNTNS 'nothing takes messages: the proxy does not start (125
 		--hosts hosts 2>err &&
 	test_grep "cannot audit to syslog: nothing takes messages at ./dev/log.*; start the syslog daemon or journald, or give --audit FILE" err &&
 	test_path_is_missing st/proxy.json
+'
+
+test_expect_success MNTNS 'contrib/logging (Vector and Fluent Bit are not run: neither is in Debian): its field table is every field proxy/audit.c writes; the renames of vector.yaml'"'"'s remap and fluent-bit.conf'"'"'s modify filter, read from them, are the table'"'"'s and leave no field of the real records behind; parsers.conf'"'"'s Time_Format parses their ts, its syslog Regex matches the datagrams syslog(3) sent, as sent and as forwarded' '
+	cat syslog.out journal.out >records.jsonl &&
+	python3 "$top_srcdir/t/helpers/logconf.py" "$top_srcdir/contrib/logging" \
+		"$top_srcdir/proxy/audit.c" records.jsonl syslog.jsonl >out &&
+	cat out &&
+	test_grep "^46 fields, 8 records mapped by vector.yaml and fluent-bit.conf\$" out &&
+	test_grep "^4 syslog datagrams matched by intutic_syslog, as sent and forwarded\$" out
+'
+
+test_expect_success MNTNS 'contrib/logging: the check fails on a broken copy (a Rename gone, a Vector line renamed, the syslog Regex changed, a field the table lacks)' '
+	cp -R "$top_srcdir/contrib/logging" broken &&
+	sed -i "/Rename  sni /d" broken/fluent-bit.conf &&
+	test_expect_code 1 python3 "$top_srcdir/t/helpers/logconf.py" broken \
+		"$top_srcdir/proxy/audit.c" records.jsonl syslog.jsonl 2>err &&
+	test_grep "fluent-bit.conf: the Renames and README.md.s table differ: .*tls.client.server_name" err &&
+	rm -r broken && cp -R "$top_srcdir/contrib/logging" broken &&
+	sed -i "s/^      .destination.port = r.port\$/      .destination.ports = r.port/" broken/vector.yaml &&
+	test_expect_code 1 python3 "$top_srcdir/t/helpers/logconf.py" broken \
+		"$top_srcdir/proxy/audit.c" records.jsonl syslog.jsonl 2>err &&
+	test_grep "vector.yaml: the remap and README.md.s table differ: .*destination.ports" err &&
+	rm -r broken && cp -R "$top_srcdir/contrib/logging" broken &&
+	sed -i "s/(?<ident>/(?<ident>x/" broken/parsers.conf &&
+	test_expect_code 1 python3 "$top_srcdir/t/helpers/logconf.py" broken \
+		"$top_srcdir/proxy/audit.c" records.jsonl syslog.jsonl 2>err &&
+	test_grep "intutic_syslog does not match" err &&
+	rm -r broken && cp -R "$top_srcdir/contrib/logging" broken &&
+	sed -i "/^| .sni. /d" broken/README.md &&
+	test_expect_code 1 python3 "$top_srcdir/t/helpers/logconf.py" broken \
+		"$top_srcdir/proxy/audit.c" records.jsonl syslog.jsonl 2>err &&
+	test_grep "README.md.s table and proxy/audit.c differ: .*written only ..sni.." err
 '
 
 test_expect_success JOURNALD 'the real journald: the records under intutic-audit, with the proxy'"'"'s pid' '

@@ -7,8 +7,8 @@ line to --out for each datagram taken, flushed at once:
 
   --syslog   what syslog(3) sends to /dev/log, "<PRI>TIMESTAMP TAG[PID]: MSG":
              {"pri": N, "facility": N, "severity": N, "tag": "...",
-              "pid": N, "msg": "..."}; a datagram of another shape is
-             {"raw": "..."}
+              "pid": N, "msg": "...", "raw": "the datagram"}; a datagram
+             of another shape has "raw" alone
   --journal  journald's native protocol (systemd.io/JOURNAL_NATIVE_PROTOCOL):
              "NAME=VALUE\\n", or "NAME\\n" + 64-bit LE length + VALUE + "\\n",
              as {"NAME": "VALUE", ...}; a datagram that breaks the protocol
@@ -38,14 +38,15 @@ SYSLOG_RE = re.compile(
 
 
 def parse_syslog(data):
+    raw = data.decode("utf-8", "replace")
     m = SYSLOG_RE.match(data)
     if not m:
-        return {"raw": data.decode("utf-8", "replace")}
+        return {"raw": raw}
     pri = int(m.group(1))
     return {"pri": pri, "facility": pri >> 3, "severity": pri & 7,
             "time": m.group(2).decode(), "tag": m.group(3).decode(),
             "pid": int(m.group(4)),
-            "msg": m.group(5).decode("utf-8", "replace")}
+            "msg": m.group(5).decode("utf-8", "replace"), "raw": raw}
 
 
 def parse_journal(data):
