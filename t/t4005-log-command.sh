@@ -151,6 +151,22 @@ on_tty () {
 	EOF
 }
 
+test_expect_success '--follow: a log cut to nothing in place (logrotate copytruncate) is read again from its start' '
+	"$INTUTIC" log --state-dir "$PROXY_DIR/state" --follow >follow2.out 2>follow2.err &
+	fpid=$! &&
+	test_when_finished "test_stop_child_ $fpid 2" &&
+	sleep 1 &&
+	cp "$AUDIT_FILE" "$AUDIT_FILE.2" &&
+	: >"$AUDIT_FILE" &&
+	sleep 0.5 &&
+	proxy_curl -o /dev/null "http://b.test:$A_TEST_PORT/truncated" &&
+	wait_until 10 sh -c "test \$(grep -c b.test: follow2.out) -ge 2" &&
+	kill -TERM "$fpid" && wait "$fpid" && fpid= &&
+	test_must_be_empty follow2.err &&
+	test_line_count = 2 follow2.out &&
+	test_line_count = 2 "$AUDIT_FILE"
+'
+
 test_expect_success 'on a terminal: the decision in colour; NO_COLOR: none, an empty one: colour; --json: none' '
 	on_tty "$INTUTIC" log --file "$AUDIT_FILE.1" --denied >tty.out &&
 	test_line_count = 6 tty.out &&
