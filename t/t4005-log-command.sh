@@ -21,6 +21,18 @@ log () {
 # The start of every line: time, decision, event.
 TS='20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]{3}Z'
 
+test_expect_success '--help and intutic-log(1)'"'"'s SYNOPSIS name the same options; intutic(1) too' '
+	"$INTUTIC" log --help >help &&
+	grep -o -- "--[a-z][a-z-]*" help | sort -u >expect &&
+	sed -n "/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p" "$top_srcdir/man/intutic-log.1" |
+		sed "s/\\\\-/--/g" | grep -o -- "--[a-z][a-z-]*" | sort -u >man &&
+	test_cmp expect man &&
+	sed -n "/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p" "$top_srcdir/man/intutic.1" |
+		sed -n "/^\.Cm log\$/,/^\.Nm\$/p" |
+		sed "s/\\\\-/--/g" | grep -o -- "--[a-z][a-z-]*" | sort -u >man1 &&
+	test_cmp expect man1
+'
+
 test_expect_success 'setup: an origin, rules, the proxy; allowed and denied requests, with and without a run' '
 	start_origin a.test &&
 	write_hosts hosts a.test=127.0.0.1 b.test=127.0.0.1 &&
