@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='--upstream-proxy: after its own decision the proxy reaches what it allowed through a parent proxy (squid, in this namespace): absolute-form HTTP with the decided name, CONNECT NAME:PORT for tunnels and the provider gateway, the parent'"'"'s credentials from a file; denied requests never reach the parent; the parent'"'"'s refusals and absence are 502s that say so; the parent itself is never a destination; a parent that is the proxy itself, or given wrongly, is refused at start with the fix; judged at the parent'"'"'s access log and at the origins (python and nginx)'
+test_description='--upstream-proxy: after its own decision the proxy reaches what it allowed through a parent proxy (squid, in this namespace): absolute-form HTTP with the decided name, CONNECT NAME:PORT for tunnels, the transparent listener and the provider gateway, the parent'"'"'s credentials from a file; denied requests never reach the parent; the parent'"'"'s refusals and absence are 502s that say so; the parent itself is never a destination; a parent that is the proxy itself, or given wrongly, is refused at start with the fix; judged at the parent'"'"'s access log and at the origins (python and nginx)'
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
 . "$top_srcdir/t/lib-gateway.sh"
@@ -106,7 +106,7 @@ test_expect_success SQUID 'setup: squid as the parent, the origins (python, TLS,
 	test_certs &&
 	start_origin web.test &&
 	start_origin a.test --tls "$CERT_FILE" "$KEY_FILE" &&
-	start_nginx &&
+	start_nginx 127.0.0.1 80 &&
 	start_provider provider &&
 	start_squid &&
 	fill_rules upstream/rules.yaml rules.yaml WEB="$WEB_TEST_PORT" \
@@ -114,8 +114,9 @@ test_expect_success SQUID 'setup: squid as the parent, the origins (python, TLS,
 		SQUIDAUTH="$SQUID_AUTH_PORT" PROV="$PROVIDER_PORT" &&
 	: >hosts &&
 	: >resolv.conf &&
+	TPORT=$(free_port) &&
 	start_proxy rules.yaml --upstream-proxy "http://127.0.0.1:$SQUID_PORT" \
-		--gateway-ca "$CA_FILE" &&
+		--gateway-ca "$CA_FILE" --transparent-bind "127.0.0.1:$TPORT" &&
 	test_grep "through the upstream proxy http://127.0.0.1:$SQUID_PORT" "$PROXY_LOG"
 '
 
@@ -136,7 +137,7 @@ test_expect_success SQUID 'HTTP to nginx (the lenient origin) through the parent
 	proxy_curl -o out "http://nginx.test:$NGINX_PORT/via-parent-nginx" &&
 	echo ok >expect && test_cmp expect out &&
 	squid_since 1 &&
-	test_grep "^GET http://nginx.test:$NGINX_PORT/via-parent-nginx 200$" squid.new &&
+	test_grep "^GET http://nginx.test(:$NGINX_PORT)?/via-parent-nginx 200$" squid.new &&
 	grep_count "via-parent-nginx" "$NGINX_LOG" >n && echo 1 >expect && test_cmp expect n &&
 	test_grep "host=nginx.test " "$NGINX_LOG"
 '
@@ -149,6 +150,17 @@ test_expect_success SQUID 'CONNECT: the parent is asked for the decided name and
 	test_grep "^CONNECT a.test:$A_TEST_PORT 200$" squid.new &&
 	server_since a.test &&
 	test_grep "tunnel" a.test.new
+'
+
+test_expect_success SQUID 'the transparent listener through the parent: CONNECT with the name its Host gave and the protocol'"'"'s port, at nginx once' '
+	squid_mark && : >"$NGINX_LOG" &&
+	curl -sS --max-time 10 --noproxy "*" -o out \
+		--connect-to "nginx.test:80:127.0.0.1:$TPORT" \
+		http://nginx.test/via-transparent &&
+	echo ok >expect && test_cmp expect out &&
+	squid_since 1 &&
+	test_grep "^CONNECT nginx.test:80 200$" squid.new &&
+	grep_count "via-transparent" "$NGINX_LOG" >n && echo 1 >expect && test_cmp expect n
 '
 
 test_expect_success SQUID 'a denied name: 403 from the proxy, nothing asked of the parent' '
@@ -203,7 +215,7 @@ test_expect_success SQUID 'the provider gateway through the parent: CONNECT to t
 	squid_since 1 &&
 	test_grep "^CONNECT api.provider.test:$PROVIDER_PORT 200$" squid.new &&
 	start_proxy rules.yaml --upstream-proxy "http://127.0.0.1:$SQUID_PORT" \
-		--gateway-ca "$CA_FILE"
+		--gateway-ca "$CA_FILE" --transparent-bind "127.0.0.1:$TPORT"
 '
 
 test_expect_success SQUID,NCSA 'a parent that asks for credentials: without them a 502 naming its 407; with --upstream-proxy-auth they are sent, and never written anywhere' '
