@@ -18,6 +18,7 @@
 
 #include "crypto.h"
 #include "gateway.h"
+#include "metrics.h"
 #include "rules.h"
 #include "runs.h"
 
@@ -307,32 +308,34 @@ gateway_metrics(struct gateway *g, struct evbuffer *out)
 	size_t i, j, k;
 
 	for (k = 0; k < sizeof(each) / sizeof(each[0]); k++) {
-		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s counter\n",
-		    each[k].name, each[k].help, each[k].name);
+		metrics_head(out, each[k].name, "counter", each[k].help);
 		for (i = 0; i <= GATEWAY_PROVIDERS_MAX; i++) {
 			c = &g->by[i];
 			if (__atomic_load_n(&c->name[0], __ATOMIC_ACQUIRE) ==
 			    '\0' || (i == GATEWAY_PROVIDERS_MAX && c->calls == 0))
 				continue;
-			evbuffer_add_printf(out, "%s{provider=\"%s\"} %llu\n",
-			    each[k].name, c->name, (unsigned long long)
+			evbuffer_add_printf(out, "%s{provider=", each[k].name);
+			metrics_label(out, c->name);
+			evbuffer_add_printf(out, "} %llu\n", (unsigned long long)
 			    __atomic_load_n((const uint64_t *)(const void *)
 			    ((const char *)c + each[k].off), __ATOMIC_RELAXED));
 		}
 	}
-	evbuffer_add_printf(out, "# HELP intutic_gateway_tokens_total Tokens "
-	    "the providers' answers counted, by kind.\n"
-	    "# TYPE intutic_gateway_tokens_total counter\n");
+	metrics_head(out, "intutic_gateway_tokens_total", "counter", "Tokens "
+	    "the providers' answers counted, by kind.");
 	for (i = 0; i <= GATEWAY_PROVIDERS_MAX; i++) {
 		c = &g->by[i];
 		if (__atomic_load_n(&c->name[0], __ATOMIC_ACQUIRE) == '\0' ||
 		    (i == GATEWAY_PROVIDERS_MAX && c->calls == 0))
 			continue;
-		for (j = 0; j < 5; j++)
+		for (j = 0; j < 5; j++) {
 			evbuffer_add_printf(out, "intutic_gateway_tokens_total"
-			    "{provider=\"%s\",kind=\"%s\"} %llu\n", c->name,
+			    "{provider=");
+			metrics_label(out, c->name);
+			evbuffer_add_printf(out, ",kind=\"%s\"} %llu\n",
 			    token_names[j], (unsigned long long)
 			    __atomic_load_n(&c->tokens[j], __ATOMIC_RELAXED));
+		}
 	}
 }
 

@@ -40,6 +40,7 @@
 #include "given.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "resolve.h"
 #include "runs.h"
 #include "service.h"
@@ -123,8 +124,29 @@ static void
 metric(struct evbuffer *out, const char *name, const char *type,
     const char *help, uint64_t v)
 {
-	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name,
-	    help, name, type, name, (unsigned long long)v);
+	metrics_head(out, name, type, help);
+	evbuffer_add_printf(out, "%s %llu\n", name, (unsigned long long)v);
+}
+
+/*
+ * intutic_build_info: the version, and the libraries' as configure found
+ * them (config.h), as labels of a gauge that is always 1 (the
+ * conventional *_build_info).
+ */
+static void
+metric_build_info(struct evbuffer *out)
+{
+	metrics_head(out, "intutic_build_info", "gauge", "The proxy's version "
+	    "and the versions of the libraries it was built with; always 1.");
+	evbuffer_add_printf(out, "intutic_build_info{version=");
+	metrics_label(out, PACKAGE_VERSION);
+	evbuffer_add_printf(out, ",libevent=");
+	metrics_label(out, LIBEVENT_VERSION);
+	evbuffer_add_printf(out, ",openssl=");
+	metrics_label(out, OPENSSL_VERSION);
+	evbuffer_add_printf(out, ",llhttp=");
+	metrics_label(out, LLHTTP_VERSION);
+	evbuffer_add_printf(out, "} 1\n");
 }
 
 void
@@ -133,6 +155,7 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	struct rules *r = proxy_rules_get(p);
 	int i;
 
+	metric_build_info(out);
 	metric(out, WIRE_METRIC_CONNS_TOTAL, "counter",
 	    "Client connections accepted.", METRIC_GET(p, conns_total));
 	metric(out, WIRE_METRIC_CONNS_ACTIVE, "gauge",
@@ -140,22 +163,25 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	metric(out, WIRE_METRIC_TUNNELS_ACTIVE, "gauge",
 	    "Tunnels relaying now (CONNECT and Upgrade).",
 	    METRIC_GET(p, tunnels_active));
-	evbuffer_add_printf(out, "# HELP " WIRE_METRIC_DECISIONS " Decisions "
-	    "by verdict.\n# TYPE " WIRE_METRIC_DECISIONS " counter\n"
+	metrics_head(out, WIRE_METRIC_DECISIONS, "counter",
+	    "Decisions by verdict.");
+	evbuffer_add_printf(out,
 	    WIRE_METRIC_DECISIONS "{decision=\"allow\"} %llu\n"
 	    WIRE_METRIC_DECISIONS "{decision=\"deny\"} %llu\n",
 	    (unsigned long long)METRIC_GET(p, decisions[1]),
 	    (unsigned long long)METRIC_GET(p, decisions[0]));
-	evbuffer_add_printf(out, "# HELP intutic_decision_reasons_total "
-	    "Decisions by reason.\n# TYPE intutic_decision_reasons_total "
-	    "counter\n");
-	for (i = 0; i < CONN_REASON_COUNT; i++)
-		evbuffer_add_printf(out,
-		    "intutic_decision_reasons_total{reason=\"%s\"} %llu\n",
-		    conn_reason_str((enum conn_reason)i),
+	metrics_head(out, "intutic_decision_reasons_total", "counter",
+	    "Decisions by reason.");
+	for (i = 0; i < CONN_REASON_COUNT; i++) {
+		evbuffer_add_printf(out, "intutic_decision_reasons_total"
+		    "{reason=");
+		metrics_label(out, conn_reason_str((enum conn_reason)i));
+		evbuffer_add_printf(out, "} %llu\n",
 		    (unsigned long long)METRIC_GET(p, reasons[i]));
-	evbuffer_add_printf(out, "# HELP intutic_bytes_total Bytes relayed "
-	    "by closed connections.\n# TYPE intutic_bytes_total counter\n"
+	}
+	metrics_head(out, "intutic_bytes_total", "counter",
+	    "Bytes relayed by closed connections.");
+	evbuffer_add_printf(out,
 	    "intutic_bytes_total{direction=\"up\"} %llu\n"
 	    "intutic_bytes_total{direction=\"down\"} %llu\n",
 	    (unsigned long long)METRIC_GET(p, bytes_up),
@@ -179,9 +205,9 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 	metric(out, "intutic_accept_paused_total", "counter",
 	    "Times accepting paused for lack of descriptors.",
 	    METRIC_GET(p, accept_paused));
-	evbuffer_add_printf(out, "# HELP intutic_dns_queries_total Queries "
-	    "the DNS filter decided, by verdict.\n# TYPE "
-	    "intutic_dns_queries_total counter\n"
+	metrics_head(out, "intutic_dns_queries_total", "counter",
+	    "Queries the DNS filter decided, by verdict.");
+	evbuffer_add_printf(out,
 	    "intutic_dns_queries_total{decision=\"allow\"} %llu\n"
 	    "intutic_dns_queries_total{decision=\"deny\"} %llu\n",
 	    (unsigned long long)METRIC_GET(p, dns_queries[1]),
@@ -203,6 +229,9 @@ proxy_metrics_render(struct proxy *p, struct evbuffer *out)
 		gateway_metrics(p->gateway, out);
 	metric(out, "intutic_rules_entries", "gauge",
 	    "Entries in the current rule set.", r != NULL ? rules_count(r) : 0);
+	metric(out, "intutic_start_time_seconds", "gauge",
+	    "When the proxy started, in seconds since the Unix epoch.",
+	    (uint64_t)p->started);
 	metric(out, WIRE_METRIC_UPTIME, "gauge",
 	    "Seconds since the proxy started.",
 	    (uint64_t)(time(NULL) - p->started));
