@@ -32,7 +32,9 @@
 #include "fetch.h"
 #include "hostfw.h"
 #include "intutic.h"
+#include "jsonw.h"
 #include "locate.h"
+#include "log.h"
 #include "rules.h"
 #include "settings.h"
 #include "spawn.h"
@@ -51,7 +53,7 @@ const struct cmd_entry cmd_doctor_entry = {
 	.name = "doctor",
 	.summary = "say what this host can deliver and what is missing",
 	.help =
-	    "usage: intutic doctor [--state-dir DIR] [--proxy URL]\n"
+	    "usage: intutic doctor [--state-dir DIR] [--proxy URL] [--json]\n"
 	    "\n"
 	    "Says what this host can deliver and what is missing, one line\n"
 	    "per check, each with a verdict (ok, warn, missing, fail) and,\n"
@@ -72,6 +74,9 @@ const struct cmd_entry cmd_doctor_entry = {
 	    "                  (default $INTUTIC_PROXY_URL, else the one\n"
 	    "                  the state file names, else\n"
 	    "                  http://127.0.0.1:8877).\n"
+	    "--json            The checks and the result as one JSON object\n"
+	    "                  (intutic-doctor(1), DOCTOR AS JSON), printed\n"
+	    "                  when the last check is done.\n"
 	    "-h, --help        Show this help.\n"
 	    "\n"
 	    "Exit 0: this host has what the level needs: off and recommend\n"
@@ -106,23 +111,70 @@ doctor_verdict_str(enum doctor_verdict v)
 	return "fail";
 }
 
+/*
+ * --json: the checks' objects go to a memory stream as they are made, and
+ * the whole object is printed at the end (doctor_json_print()).
+ */
+static struct {
+	FILE	*checks;	/* NULL: text, each line as it is made */
+	char	*text;		/* what checks holds, once closed */
+	size_t	 len;
+	int	 n;		/* checks written */
+} doctor_out;
+
+/*
+ * One check: a line "CHECK  VERDICT  DETAIL[; fix: FIX]", and "note NOTE"
+ * under it when there is one; or, with --json, its object.
+ */
+static void
+doctor_emit(const char *check, enum doctor_verdict v, const char *fix,
+    const char *detail, const char *note)
+{
+	FILE *f = doctor_out.checks;
+
+	if (v == DOCTOR_OK)
+		fix = NULL;
+	if (f == NULL) {
+		printf("%-12s %-8s %s", check, doctor_verdict_str(v), detail);
+		if (fix != NULL)
+			printf("; fix: %s", fix);
+		putchar('\n');
+		if (note != NULL)
+			printf("%-12s %-8s %s\n", "", "note", note);
+		return;
+	}
+	fprintf(f, "%s{\"check\":", doctor_out.n++ > 0 ? "," : "");
+	jsonw_fstr(f, check);
+	fprintf(f, ",\"verdict\":");
+	jsonw_fstr(f, doctor_verdict_str(v));
+	fprintf(f, ",\"detail\":");
+	jsonw_fstr(f, detail);
+	fprintf(f, ",\"fix\":");
+	jsonw_fstr(f, fix);
+	fprintf(f, ",\"note\":");
+	jsonw_fstr(f, note);
+	fputc('}', f);
+}
+
 static void	doctor_line(const char *, enum doctor_verdict, const char *,
 		    const char *, ...) __attribute__((format(printf, 4, 5)));
 
-/* One check's line: "CHECK  VERDICT  DETAIL[; fix: FIX]". */
+/* One check without a note, its detail a printf format. */
 static void
 doctor_line(const char *check, enum doctor_verdict v, const char *fix,
     const char *fmt, ...)
 {
 	va_list ap;
+	char *detail;
+	int r;
 
-	printf("%-12s %-8s ", check, doctor_verdict_str(v));
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	r = vasprintf(&detail, fmt, ap);
 	va_end(ap);
-	if (v != DOCTOR_OK && fix != NULL)
-		printf("; fix: %s", fix);
-	putchar('\n');
+	if (r < 0)
+		fatal("out of memory");
+	doctor_emit(check, v, fix, detail, NULL);
+	free(detail);
 }
 
 static void __attribute__((format(printf, 3, 4)))
@@ -271,12 +323,15 @@ doctor_rules(const struct proxy_loc *loc)
 	return 1;
 }
 
-/* The enforcement level: 0 with *level, -1 when it cannot be read. */
+/*
+ * The enforcement level: 0 with *level and where it came from in source,
+ * -1 when it cannot be read.
+ */
 static int
-doctor_level(enum settings_level *level)
+doctor_level(enum settings_level *level, char *source, size_t sourcelen)
 {
 	struct settings s;
-	char err[SETTINGS_TEXT_MAX];
+	char err[SETTINGS_TEXT_MAX], detail[2 * SETTINGS_TEXT_MAX];
 
 	if (settings_resolve(&s, err, sizeof(err)) != 0) {
 		*level = SETTINGS_REQUIRE;
@@ -285,10 +340,12 @@ doctor_level(enum settings_level *level)
 		return -1;
 	}
 	*level = s.level;
-	doctor_line("level", s.note[0] != '\0' ? DOCTOR_WARN : DOCTOR_OK,
-	    NULL, "%s, from %s", settings_level_str(s.level), s.source);
-	if (s.note[0] != '\0')
-		printf("%-12s %-8s %s\n", "", "note", s.note);
+	doctor_fmt(detail, sizeof(detail), "%s, from %s",
+	    settings_level_str(s.level), s.source);
+	doctor_emit("level", s.note[0] != '\0' ? DOCTOR_WARN : DOCTOR_OK, NULL,
+	    detail, s.note[0] != '\0' ? s.note : NULL);
+	if (source != NULL)
+		snprintf(source, sourcelen, "%s", s.source);
 	return 0;
 }
 
@@ -504,6 +561,40 @@ doctor_conntrack(const char *dir, int enforce, struct enforce_record *rec)
 	    "on` were they not cut", (unsigned long)cfg->uid, list);
 }
 
+/* What the level needs and this host lacks, one of DOCTOR_NEEDS_MAX. */
+#define DOCTOR_NEEDS_MAX	4
+
+/*
+ * doctor --json: {"ready": BOOL, "level": LEVEL | null, "level_source":
+ * TEXT | null, "missing": [TEXT...], "checks": [{"check", "verdict",
+ * "detail", "fix", "note"}...]}, intutic-doctor(1) DOCTOR AS JSON.
+ */
+static void
+doctor_json_print(int ready, const char *level, const char *source,
+    const char *const *need, size_t nneed)
+{
+	size_t i;
+
+	fclose(doctor_out.checks);
+	doctor_out.checks = NULL;
+	printf("{\"ready\":%s,\"level\":", ready ? "true" : "false");
+	jsonw_fstr(stdout, level);
+	printf(",\"level_source\":");
+	jsonw_fstr(stdout, source);
+	printf(",\"missing\":[");
+	for (i = 0; i < nneed; i++) {
+		if (i > 0)
+			putchar(',');
+		jsonw_fstr(stdout, need[i]);
+	}
+	printf("],\"checks\":[");
+	if (doctor_out.text != NULL)
+		fwrite(doctor_out.text, 1, doctor_out.len, stdout);
+	printf("]}\n");
+	free(doctor_out.text);
+	doctor_out.text = NULL;
+}
+
 static int
 cmd_doctor_exec(int argc, char **argv)
 {
@@ -511,10 +602,12 @@ cmd_doctor_exec(int argc, char **argv)
 	struct enforce_record rec;
 	enum settings_level level = SETTINGS_REQUIRE;
 	const char *opt_dir = NULL, *opt_proxy = NULL;
+	const char *need[DOCTOR_NEEDS_MAX];
 	char dir[PATH_MAX], err[STATE_ERROR_MAX + 64];
-	char need[DOCTOR_TEXT_MAX];
+	char needs[DOCTOR_TEXT_MAX], source[SETTINGS_TEXT_MAX];
 	int i, r, proxy_ok = 0, rules_ok, level_ok, podman, docker, kvm, fc, qemu;
-	int backend, ready, enforce;
+	int backend, ready, enforce, located, json = 0;
+	size_t nneed = 0, k;
 
 	for (i = 1; i < argc; i++) {
 		if ((r = cmd_option(&cmd_doctor_entry, argc, argv, &i,
@@ -527,15 +620,23 @@ cmd_doctor_exec(int argc, char **argv)
 			continue;
 		if (r == -1)
 			return EXIT_USAGE;
+		if (strcmp(argv[i], "--json") == 0) {
+			json = 1;
+			continue;
+		}
 		return cmd_usage_error(&cmd_doctor_entry,
 		    "doctor: unknown argument '%s'", argv[i]);
 	}
 	if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
 		return EXIT_USAGE;
-	if (proxy_locate(opt_proxy, dir, &loc, err, sizeof(err)) != 0) {
-		if (opt_proxy != NULL)
-			return cmd_usage_error(&cmd_doctor_entry,
-			    "doctor: --proxy: %s", err);
+	located = proxy_locate(opt_proxy, dir, &loc, err, sizeof(err)) == 0;
+	if (!located && opt_proxy != NULL)
+		return cmd_usage_error(&cmd_doctor_entry, "doctor: --proxy: %s",
+		    err);
+	if (json && (doctor_out.checks = open_memstream(&doctor_out.text,
+	    &doctor_out.len)) == NULL)
+		fatal("out of memory");
+	if (!located) {
 		/* Keep going: the other checks still say something. */
 		doctor_line("proxy", DOCTOR_FAIL, "correct it, or stop and "
 		    "start the proxy again", "%s", err);
@@ -544,7 +645,8 @@ cmd_doctor_exec(int argc, char **argv)
 		proxy_ok = doctor_proxy(&loc);
 	fflush(stdout);
 	rules_ok = doctor_rules(&loc);
-	level_ok = doctor_level(&level) == 0;
+	source[0] = '\0';
+	level_ok = doctor_level(&level, source, sizeof(source)) == 0;
 	fflush(stdout);
 	podman = doctor_runtime("podman", "install podman (apt-get install "
 	    "podman), or Docker", "start podman's service, or check its "
@@ -563,29 +665,32 @@ cmd_doctor_exec(int argc, char **argv)
 	backend = podman || docker || (kvm && (fc || qemu));
 	ready = proxy_ok && rules_ok && level_ok &&
 	    (level != SETTINGS_REQUIRE || backend);
-	need[0] = '\0';
 	if (!proxy_ok)
-		snprintf(need + strlen(need), sizeof(need) - strlen(need),
-		    "%sthe proxy running", need[0] != '\0' ? ", " : "");
+		need[nneed++] = "the proxy running";
 	if (!rules_ok)
-		snprintf(need + strlen(need), sizeof(need) - strlen(need),
-		    "%svalid rules", need[0] != '\0' ? ", " : "");
+		need[nneed++] = "valid rules";
 	if (!level_ok)
-		snprintf(need + strlen(need), sizeof(need) - strlen(need),
-		    "%sreadable settings", need[0] != '\0' ? ", " : "");
+		need[nneed++] = "readable settings";
 	if (level == SETTINGS_REQUIRE && !backend)
-		snprintf(need + strlen(need), sizeof(need) - strlen(need),
-		    "%sa sandbox backend (podman or docker running, or "
-		    "/dev/kvm and firecracker or qemu)", need[0] != '\0' ? ", " :
-		    "");
+		need[nneed++] = "a sandbox backend (podman or docker running, "
+		    "or /dev/kvm and firecracker or qemu)";
+	if (json) {
+		doctor_json_print(ready, level_ok ? settings_level_str(level) :
+		    NULL, level_ok ? source : NULL, need, nneed);
+		return ready ? 0 : EXIT_FAILURE;
+	}
+	needs[0] = '\0';
+	for (k = 0; k < nneed; k++)
+		snprintf(needs + strlen(needs), sizeof(needs) - strlen(needs),
+		    "%s%s", k > 0 ? ", " : "", need[k]);
 	if (ready)
 		doctor_line("result", DOCTOR_OK, NULL, "this host has what "
 		    "level %s needs", settings_level_str(level));
 	else if (level_ok)
 		doctor_line("result", DOCTOR_MISSING, NULL, "level %s needs %s",
-		    settings_level_str(level), need);
+		    settings_level_str(level), needs);
 	else
 		doctor_line("result", DOCTOR_MISSING, NULL, "the level is not "
-		    "known; missing: %s", need);
+		    "known; missing: %s", needs);
 	return ready ? 0 : EXIT_FAILURE;
 }

@@ -53,6 +53,38 @@ expect_line () {
 	test_cmp expect.line "$line_file_"
 }
 
+# json_lines [PY-CHECK]: doctor --json's object (in out) as the lines the
+# text output has for its checks (no result line), into json.lines, after
+# the object's keys and types were checked; PY-CHECK, a Python expression
+# of j (the object), must hold too.
+json_lines () {
+	cat >json_lines.py <<-\EOF &&
+	import json, sys
+	text = sys.stdin.read()
+	assert text.count("\n") == 1 and text.endswith("}\n"), "not one line"
+	j = json.loads(text)
+	assert list(j) == ["ready", "level", "level_source", "missing",
+	    "checks"], list(j)
+	assert isinstance(j["ready"], bool)
+	assert j["level"] in ("off", "recommend", "require", None), j["level"]
+	assert (j["level"] is None) == (j["level_source"] is None), j
+	assert all(isinstance(m, str) for m in j["missing"]), j["missing"]
+	assert j["ready"] == (j["missing"] == []), j
+	for c in j["checks"]:
+	    assert list(c) == ["check", "verdict", "detail", "fix", "note"], c
+	    assert c["verdict"] in ("ok", "warn", "missing", "fail"), c
+	    assert c["verdict"] != "ok" or c["fix"] is None, c
+	    line = "%-12s %-8s %s" % (c["check"], c["verdict"], c["detail"])
+	    if c["fix"] is not None:
+	        line += "; fix: " + c["fix"]
+	    print(line)
+	    if c["note"] is not None:
+	        print("%-12s %-8s %s" % ("", "note", c["note"]))
+	assert eval(sys.argv[1]), sys.argv[1]
+	EOF
+	python3 json_lines.py "${1:-True}" <out >json.lines
+}
+
 # fake NAME BODY: $BIN/NAME, a shell script doing BODY.
 fake () {
 	printf '#!/bin/sh\n%s\n' "$2" >"$BIN/$1" &&
@@ -108,7 +140,7 @@ test_expect_success MANDOC '--help: the synopsis, description and options of int
 	sed -n "s/^usage: //p" help >help.synopsis &&
 	sed -n "/^SYNOPSIS/,/^DESCRIPTION/p" man.txt | sed "1d;\$d" | text_of >man.synopsis &&
 	test_cmp help.synopsis man.synopsis &&
-	echo "intutic doctor [--state-dir DIR] [--proxy URL]" >expect &&
+	echo "intutic doctor [--state-dir DIR] [--proxy URL] [--json]" >expect &&
 	test_cmp expect help.synopsis &&
 	awk "NR > 2 && /^\$/ { exit } NR > 2" help | text_of |
 		sed "s/^Says/intutic doctor says/" >help.desc &&
@@ -117,7 +149,7 @@ test_expect_success MANDOC '--help: the synopsis, description and options of int
 	options_of <help >help.options &&
 	sed -n "/^DESCRIPTION/,/^ *An option may also/p" man.txt |
 		sed "1,/^\$/d; \$d; /^ *\$/d" | options_of >man.options &&
-	test_line_count = 3 help.options &&
+	test_line_count = 4 help.options &&
 	test_cmp help.options man.options &&
 	"$INTUTIC" help doctor >help2 &&
 	test_cmp help help2 &&
@@ -180,6 +212,20 @@ test_expect_success 'one line per check, in order, each with a verdict' '
 		sed -i "s|^/dev/kvm ok|/dev/kvm missing|" expect
 	fi &&
 	test_cmp expect checks
+'
+
+test_expect_success '--json: one object, its checks the lines without --json, with ready, level and what is missing; exit 1 as without' '
+	doctor &&
+	sed "/^result /d" out >lines &&
+	doctor --json &&
+	test "$doctor_code" = 1 &&
+	json_lines "j[\"ready\"] is False and j[\"level\"] == \"off\" and j[\"missing\"] == [\"the proxy running\"] and j[\"level_source\"] == \"default (no workspace API, no $SETTINGS)\"" &&
+	# what may change between two runs: a time, a count of flows
+	sed -E "s/ after [0-9]+ ms/ after N ms/; s/[0-9]+ tracked flows/N tracked flows/" \
+		lines >expect &&
+	sed -E "s/ after [0-9]+ ms/ after N ms/; s/[0-9]+ tracked flows/N tracked flows/" \
+		json.lines >actual &&
+	test_cmp expect actual
 '
 
 test_expect_success 'no runtime, no firecracker: each missing, with the fix' '
@@ -260,7 +306,12 @@ test_expect_success 'settings that cannot be read: fail, exit 1' '
 	doctor &&
 	test "$doctor_code" = 1 &&
 	expect_line level fail "$SETTINGS:1:24: '\''enforcement'\'' is '\''maybe'\'': expected off, recommend or require; fix: correct the setting; until then \`intutic exec\` refuses to run" &&
-	expect_line result missing "the level is not known; missing: readable settings, a sandbox backend (podman or docker running, or /dev/kvm and firecracker or qemu)"
+	expect_line result missing "the level is not known; missing: readable settings, a sandbox backend (podman or docker running, or /dev/kvm and firecracker or qemu)" &&
+	doctor --json &&
+	test "$doctor_code" = 1 &&
+	json_lines "j[\"level\"] is None and j[\"missing\"] == [\"readable settings\", \"a sandbox backend (podman or docker running, or /dev/kvm and firecracker or qemu)\"]" &&
+	grep "^level " json.lines >json.level &&
+	test_cmp line.level json.level
 '
 
 # --- require: a sandbox backend -------------------------------------------------------
@@ -288,6 +339,15 @@ exit 0" &&
 	test_cmp expect podman.args &&
 	printf "/dev/null\n/dev/null\n/dev/null\n" >expect &&
 	test_cmp expect podman.fds
+'
+
+test_expect_success '--json with what level require needs: ready, nothing missing, exit 0' '
+	doctor --json &&
+	test "$doctor_code" = 0 &&
+	json_lines "j[\"ready\"] is True and j[\"level\"] == \"require\" and j[\"missing\"] == []" &&
+	grep "^podman " json.lines >json.podman &&
+	printf "%-12s %-8s %s\n" podman ok "$BIN/podman, running" >expect &&
+	test_cmp expect json.podman
 '
 
 test_expect_success 'docker there but not running: missing, with the fix; exit 1' '
