@@ -14,6 +14,7 @@
 
 #include "control.h"
 #include "intutic.h"
+#include "jsonw.h"
 #include "locate.h"
 #include "log.h"
 #include "policy.h"
@@ -27,9 +28,9 @@ const struct cmd_entry cmd_rules_entry = {
 	.summary = "check rule files, or test what they decide for a host",
 	.help =
 	    "usage: intutic rules check [FILE...]\n"
-	    "       intutic rules test FILE HOST[:PORT] [ADDRESS...]\n"
-	    "       intutic rules test --run RUN [--state-dir DIR] HOST[:PORT]\n"
-	    "                          [ADDRESS...]\n"
+	    "       intutic rules test [--json] FILE HOST[:PORT] [ADDRESS...]\n"
+	    "       intutic rules test [--json] --run RUN [--state-dir DIR]\n"
+	    "                          HOST[:PORT] [ADDRESS...]\n"
 	    "\n"
 	    "check  Loads each FILE with everything it includes and reports the\n"
 	    "       first error in each as FILE:LINE:COL: MESSAGE (FILE: MESSAGE\n"
@@ -51,6 +52,8 @@ const struct cmd_entry cmd_rules_entry = {
 	    "       by the operator's rules the proxy holds, then RUN's policy\n"
 	    "       (whose entries are named \"run RUN's policy:LINE\"), both read\n"
 	    "       on the proxy's control socket (in DIR, its state directory).\n"
+	    "       With --json, the same as one JSON object (intutic(1),\n"
+	    "       RULES TEST AS JSON).\n"
 	    "\n"
 	    "Exit 2: usage error, or (test) FILE does not load, or no run RUN\n"
 	    "that this user may see.  3: (--run) the proxy is not running.\n"
@@ -175,6 +178,74 @@ print_address(const char *given, const struct rules_addr *a,
 	}
 }
 
+/* ",\"KEY\":" and s quoted, or null. */
+static void
+json_member(const char *key, const char *s)
+{
+	printf(",\"%s\":", key);
+	jsonw_fstr(stdout, s);
+}
+
+/* An entry as JSON: {"where", "kind", "entry"}, or null. */
+static void
+json_entry(const char *key, const struct rules_entry *e)
+{
+	char where[RULES_WHERE_MAX];
+
+	printf(",\"%s\":", key);
+	if (e == NULL) {
+		printf("null");
+		return;
+	}
+	printf("{\"where\":");
+	jsonw_fstr(stdout, rules_entry_where(e, where, sizeof(where)));
+	json_member("kind", rules_entry_is_deny(e) ? "deny" : "allow");
+	json_member("entry", rules_entry_text(e));
+	putchar('}');
+}
+
+/* An address's class as JSON: ,"class":CLASS,"via":FORM|null. */
+static void
+json_class(const struct rules_addr *a)
+{
+	const char *embedded, *class = rules_addr_class(a, &embedded);
+
+	json_member("class", class);
+	json_member("via", embedded);
+}
+
+/*
+ * One member of "addresses": ADDRESS as given, its class, and what the
+ * pick did with it, as print_address() says it; "not_checked" says why
+ * an address was not (why, a constant, when pick is NULL).
+ */
+static void
+json_address(const char *given, const struct rules_addr *a,
+    const struct rules_pick *p, size_t i, const char *dialled,
+    const char *why)
+{
+	const struct rules_decision *d = p != NULL ? &p->check[i] : NULL;
+	char dials[RULES_ADDR_TEXT_MAX + 32];
+	int checked = p != NULL && (p->state[i] == RULES_PICK_PICKED ||
+	    p->state[i] == RULES_PICK_REFUSED);
+
+	printf("{\"address\":");
+	jsonw_fstr(stdout, given);
+	json_class(a);
+	printf(",\"checked\":%s", checked ? "true" : "false");
+	json_member("decision", !checked ? NULL :
+	    d->verdict == RULES_ALLOW ? "allow" : "deny");
+	json_member("reason", checked ? rules_reason_str(d->reason) : NULL);
+	json_entry("rule", checked ? d->entry : NULL);
+	if (p != NULL && p->state[i] == RULES_PICK_UNCHECKED) {
+		snprintf(dials, sizeof(dials), "the proxy dials %s", dialled);
+		why = dials;
+	} else if (p != NULL && p->state[i] == RULES_PICK_SKIPPED)
+		why = "skipped";
+	json_member("not_checked", checked ? NULL : why);
+	putchar('}');
+}
+
 /*
  * The rules to decide with for `rules test --run RUN`: the operator's as
  * the proxy holds them (*r) and RUN's policy (*policy, NULL: none).  0, or
@@ -213,11 +284,63 @@ test_run_rules(const char *id, const char *dir, struct rules **r,
 }
 
 /*
+ * rules test --json: {"host", "run", "as", "decision", "reason", "error",
+ * "rule", "class", "via", "dial", "mode", "addresses": [...]}, what the
+ * lines say (intutic(1), RULES TEST AS JSON).  argv[2..] are the naddrs
+ * ADDRESS operands, parsed in addrs; pick is NULL when they were not
+ * picked from.
+ */
+static void
+rules_test_json(char **argv, size_t naddrs, const struct rules_addr *addrs,
+    const char *run, const struct rules *r, const struct rules_host *host,
+    uint16_t port, const struct rules_decision *d,
+    const struct rules_addr *lit, const struct rules_pick *pick,
+    const char *dialled)
+{
+	char as[RULES_HOST_TEXT_MAX + 16];
+	size_t i, k;
+
+	printf("{\"host\":");
+	jsonw_fstr(stdout, argv[1]);
+	json_member("run", run);
+	snprintf(as, sizeof(as), "%s:%u", host->text, port);
+	json_member("as", as);
+	json_member("decision", d->verdict == RULES_ALLOW ? "allow" : "deny");
+	json_member("reason", rules_reason_str(d->reason));
+	json_member("error", NULL);
+	json_entry("rule", d->entry);
+	if (host->kind != RULES_HOST_NAME)
+		json_class(lit);
+	else {
+		json_member("class", NULL);
+		json_member("via", NULL);
+	}
+	json_member("dial", pick != NULL && pick->dial != pick->n ? dialled :
+	    NULL);
+	json_member("mode", rules_mode(r) == RULES_MODE_REPORT ? "report" :
+	    "enforce");
+	printf(",\"addresses\":[");
+	for (k = 0; k < naddrs; k++) {
+		if (k > 0)
+			putchar(',');
+		if (pick != NULL) {
+			i = pick->order[k];
+			json_address(argv[i + 2], &addrs[i], pick, i, dialled,
+			    NULL);
+		} else
+			json_address(argv[k + 2], &addrs[k], NULL, k, dialled,
+			    host->kind != RULES_HOST_NAME ?
+			    "the host is an address" : "the host is denied");
+	}
+	printf("]}\n");
+}
+
+/*
  * test: argv is FILE HOST[:PORT] [ADDRESS...]; with `run` (--run RUN) there
  * is no FILE, and argv[0] is not looked at.
  */
 static int
-rules_test(int argc, char **argv, const char *run, const char *dir)
+rules_test(int argc, char **argv, const char *run, const char *dir, int json)
 {
 	struct rules *r, *policy = NULL;
 	struct rules_host host;
@@ -250,12 +373,30 @@ rules_test(int argc, char **argv, const char *run, const char *dir)
 	if (run == NULL && load(argv[0], &r) != 0)
 		return EXIT_USAGE;
 
-	printf("host:     %s\n", argv[1]);
 	if ((err = rules_hostport_parse(argv[1], &host, &port, 443)) != 0) {
-		printf("decision: deny\n");
-		printf("reason:   %s (%s)\n",
-		    rules_reason_str(RULES_REASON_INVALID_HOST),
-		    rules_strerror(err));
+		if (json) {
+			printf("{\"host\":");
+			jsonw_fstr(stdout, argv[1]);
+			json_member("run", run);
+			json_member("as", NULL);
+			json_member("decision", "deny");
+			json_member("reason",
+			    rules_reason_str(RULES_REASON_INVALID_HOST));
+			json_member("error", rules_strerror(err));
+			json_entry("rule", NULL);
+			json_member("class", NULL);
+			json_member("via", NULL);
+			json_member("dial", NULL);
+			json_member("mode", rules_mode(r) == RULES_MODE_REPORT ?
+			    "report" : "enforce");
+			printf(",\"addresses\":[]}\n");
+		} else {
+			printf("host:     %s\n", argv[1]);
+			printf("decision: deny\n");
+			printf("reason:   %s (%s)\n",
+			    rules_reason_str(RULES_REASON_INVALID_HOST),
+			    rules_strerror(err));
+		}
 		rules_free(policy);
 		rules_free(r);
 		return 1;
@@ -288,6 +429,14 @@ rules_test(int argc, char **argv, const char *run, const char *dir)
 			rules_addr_text(&addrs[pick.dial], dialled,
 			    sizeof(dialled));
 	}
+	if (json) {
+		rules_test_json(argv, naddrs, addrs, run, r, &host, port, &d,
+		    &lit, picked ? &pick : NULL, dialled);
+		rules_free(policy);
+		rules_free(r);
+		return d.verdict == RULES_ALLOW ? 0 : 1;
+	}
+	printf("host:     %s\n", argv[1]);
 	printf("as:       %s:%u\n", host.text, port);
 	printf("decision: %s\n", d.verdict == RULES_ALLOW ? "allow" : "deny");
 	printf("reason:   %s\n", rules_reason_str(d.reason));
@@ -323,13 +472,14 @@ rules_test(int argc, char **argv, const char *run, const char *dir)
 
 /*
  * Takes the options out of argv, up to the first "--", which goes too and
- * after which every word is an operand: test's --run RUN and --state-dir
- * DIR (into *run and *dir, when they are not NULL); any other is refused
- * (--help main() handles).  Returns the new argc, or -1 after a usage
- * error.
+ * after which every word is an operand: test's --run RUN, --state-dir DIR
+ * and --json (into *run, *dir and *json, when they are not NULL); any
+ * other is refused (--help main() handles).  Returns the new argc, or -1
+ * after a usage error.
  */
 static int
-operands(int argc, char **argv, const char **run, const char **dir)
+operands(int argc, char **argv, const char **run, const char **dir,
+    int *json)
 {
 	int i, j = 0, k;
 
@@ -341,6 +491,15 @@ operands(int argc, char **argv, const char **run, const char **dir)
 		}
 		if (argv[i][0] != '-' || argv[i][1] == '\0') {
 			argv[j++] = argv[i];
+			continue;
+		}
+		if (strcmp(argv[i], "--json") == 0) {
+			if (json == NULL) {
+				cmd_usage_error(&cmd_rules_entry, "rules: "
+				    "--json goes with 'rules test' only");
+				return -1;
+			}
+			*json = 1;
 			continue;
 		}
 		if (run != NULL && (k = cmd_option(&cmd_rules_entry, argc, argv,
@@ -367,10 +526,10 @@ static int
 cmd_rules_exec(int argc, char **argv)
 {
 	const char *run = NULL, *dir = NULL;
-	int n = 0, test = argc >= 2 && strcmp(argv[1], "test") == 0;
+	int n = 0, json = 0, test = argc >= 2 && strcmp(argv[1], "test") == 0;
 
 	if (argc >= 2 && (n = operands(argc - 2, argv + 2, test ? &run : NULL,
-	    test ? &dir : NULL)) < 0)
+	    test ? &dir : NULL, test ? &json : NULL)) < 0)
 		return EXIT_USAGE;
 	argc = argc >= 2 ? n + 2 : argc;
 	if (argc < 2)
@@ -386,9 +545,9 @@ cmd_rules_exec(int argc, char **argv)
 		    "rules test: --run '%.64s...' is no run id", run);
 	/* with --run, there is no FILE: the operands start one earlier */
 	if (test && run != NULL)
-		return rules_test(argc - 1, argv + 1, run, dir);
+		return rules_test(argc - 1, argv + 1, run, dir, json);
 	if (test)
-		return rules_test(argc - 2, argv + 2, NULL, NULL);
+		return rules_test(argc - 2, argv + 2, NULL, NULL, json);
 	return cmd_usage_error(&cmd_rules_entry, "rules: unknown subcommand "
 	    "'%s' (expected 'check' or 'test')", argv[1]);
 }

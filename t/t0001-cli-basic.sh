@@ -52,7 +52,7 @@ test_expect_success 'help rules and rules --help print the same text' '
 	"$INTUTIC" help rules >expect 2>err &&
 	test_must_be_empty err &&
 	test_grep "^usage: intutic rules check \[FILE\.\.\.\]\$" expect &&
-	test_grep "^       intutic rules test FILE HOST\[:PORT\] \[ADDRESS\.\.\.\]\$" expect &&
+	test_grep "^       intutic rules test \[--json\] FILE HOST\[:PORT\] \[ADDRESS\.\.\.\]\$" expect &&
 	"$INTUTIC" rules --help >out 2>err &&
 	test_must_be_empty err &&
 	test_cmp expect out &&

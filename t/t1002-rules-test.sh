@@ -565,4 +565,115 @@ test_expect_success 'usage: more than 32 ADDRESS operands: exit 2, nothing decid
 	test "$(grep -c "^address:  10\.0\.0\.[0-9]* private: deny internal-address\$" out)" = 32
 '
 
+# --- --json -------------------------------------------------------------------
+
+# json_text: rules test --json's object (in out) as the lines rules test
+# prints without it, by the mapping of intutic(1) RULES TEST AS JSON, into
+# json.text, after its members and their types were checked.
+json_text () {
+	cat >json_text.py <<-\EOF &&
+	import json, sys
+	text = sys.stdin.read()
+	assert text.count("\n") == 1 and text.endswith("}\n"), "not one line"
+	j = json.loads(text)
+	assert list(j) == ["host", "run", "as", "decision", "reason", "error",
+	    "rule", "class", "via", "dial", "mode", "addresses"], list(j)
+	assert j["run"] is None
+	assert j["decision"] in ("allow", "deny") and j["mode"] in ("enforce",
+	    "report"), j
+	def entry(e):
+	    assert e is None or list(e) == ["where", "kind", "entry"], e
+	    return None if e is None else "%s (%s %s)" % (e["where"],
+	        e["kind"], e["entry"])
+	def cls(o):
+	    return o["class"] + ("" if o["via"] is None else " via " + o["via"])
+	print("host:     " + j["host"])
+	if j["as"] is None:
+	    assert j["decision"] == "deny" and j["error"] and not j["addresses"]
+	    print("decision: deny")
+	    print("reason:   %s (%s)" % (j["reason"], j["error"]))
+	    sys.exit(0)
+	assert j["error"] is None
+	print("as:       " + j["as"])
+	print("decision: " + j["decision"])
+	print("reason:   " + j["reason"])
+	print("rule:     " + (entry(j["rule"]) or "-"))
+	if j["class"] is not None:
+	    print("class:    " + cls(j))
+	if j["dial"] is not None:
+	    print("dial:     " + j["dial"])
+	if j["decision"] == "deny" and j["mode"] == "report":
+	    print("mode:     report (the proxy would log this denial and let "
+	        "the connection through)")
+	for a in j["addresses"]:
+	    assert list(a) == ["address", "class", "via", "checked", "decision",
+	        "reason", "rule", "not_checked"], a
+	    line = "address:  %s %s" % (a["address"], cls(a))
+	    if a["checked"]:
+	        assert a["not_checked"] is None, a
+	        line += ": %s %s" % (a["decision"], a["reason"])
+	        if a["rule"] is not None:
+	            line += " by " + entry(a["rule"])
+	    else:
+	        assert a["decision"] is None and a["reason"] is None, a
+	        line += " (not checked: %s)" % a["not_checked"]
+	    print(line)
+	EOF
+	python3 json_text.py <out >json.text
+}
+
+test_expect_success '--json: every kind of answer is the lines without it, as one object; the exit status the same' '
+	cat >cases <<-\EOF &&
+	basic.yaml api.example.com
+	basic.yaml API.Example.COM.
+	basic.yaml secret.cdn.example.com
+	basic.yaml other.example.com 1.2.3.4
+	basic.yaml api.example.com:80
+	basic.yaml git.example.com:22
+	basic.yaml 127.1
+	basic.yaml [fe80::1%eth0]
+	basic.yaml 192.0.2.5 10.1.2.3
+	basic.yaml 192.0.2.66
+	basic.yaml [2001:DB8:1:0::5]:443
+	basic.yaml [::ffff:10.0.0.1]
+	basic.yaml api.example.com 192.0.2.66 10.1.2.3
+	basic.yaml api.example.com 9.9.9.9 2001:4860::1
+	basic.yaml api.example.com 2001:4860::1 10.1.2.3 9.9.9.9
+	basic.yaml api.example.com [::ffff:10.0.0.1] 9.9.9.9
+	basic.yaml api.example.com [::ffff:10.0.0.1]
+	report.yaml other.example.com 10.0.0.1 1.2.3.4
+	report.yaml api.example.com fe80::1 10.0.0.1 127.0.0.1
+	report.yaml api.example.com
+	EOF
+	n=0 &&
+	while read -r file host rest; do
+		# shellcheck disable=SC2086 # the addresses are words
+		{ rules_test "$file" "$host" $rest; echo $? >code.text; } &&
+		test_must_be_empty err &&
+		mv out out.text &&
+		# shellcheck disable=SC2086
+		{ rules_test --json "$file" "$host" $rest; echo $? >code.json; } &&
+		test_must_be_empty err &&
+		json_text &&
+		test_cmp out.text json.text &&
+		test_cmp code.text code.json &&
+		n=$((n + 1)) || { echo "case: $file $host $rest" >&2; false; } || return 1
+	done <cases &&
+	test "$n" = 20
+'
+
+test_expect_success '--json: --json anywhere before --; usage errors still lines on stderr, exit 2' '
+	rules_test basic.yaml --json api.example.com &&
+	json_text &&
+	test_grep "^decision: allow\$" json.text &&
+	test_expect_code 2 rules_test --json basic.yaml &&
+	test_must_be_empty out &&
+	test_grep "^intutic: rules test: expected FILE and HOST\[:PORT\]\$" err &&
+	test_expect_code 2 rules_test --json does-not-load.yaml api.example.com &&
+	test_must_be_empty out &&
+	(cd "$CLI" && test_expect_code 2 "$INTUTIC" rules check --json basic.yaml) >out 2>err &&
+	test_must_be_empty out &&
+	test_grep "^intutic: rules: --json goes with .rules test. only\$" err
+'
+
 test_done

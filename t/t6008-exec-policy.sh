@@ -348,6 +348,16 @@ test_expect_success 'rules test --run decides as the proxy did: a host its polic
 	test "$rule" = "run $a'"'"'s policy:$(policy_line other.test)" &&
 	audit_expect 1 event=decision run="$a" host=other.test decision=deny \
 		reason=denied "rule=$rule" &&
+	test_expect_code 1 "$INTUTIC" rules test --json --run "$a" \
+		--state-dir "$PROXY_DIR/state" "other.test:$OTHER_TEST_PORT" >rt.json &&
+	python3 -c "
+import json, sys
+j = json.load(open(\"rt.json\"))
+assert j[\"run\"] == sys.argv[1] and j[\"decision\"] == \"deny\", j
+assert j[\"reason\"] == \"denied\", j
+assert j[\"rule\"] == {\"where\": sys.argv[2], \"kind\": \"deny\",
+    \"entry\": \"other.test\"}, j
+" "$a" "$rule" &&
 	"$INTUTIC" rules test --run "$a" --state-dir "$PROXY_DIR/state" \
 		"allowed.test:$ALLOWED_TEST_PORT" 127.0.0.1 >rt &&
 	test_grep "^decision: allow\$" rt &&
