@@ -567,59 +567,70 @@ test_expect_success 'usage: more than 32 ADDRESS operands: exit 2, nothing decid
 
 # --- --json -------------------------------------------------------------------
 
-# json_text: rules test --json's object (in out) as the lines rules test
-# prints without it, by the mapping of intutic(1) RULES TEST AS JSON, into
-# json.text, after its members and their types were checked.
+# json_text [FILE...]: rules test --json's object in each FILE (default
+# out) as the lines rules test prints without it, by the mapping of
+# intutic(1) RULES TEST AS JSON, into FILE.text (json.text for out), after
+# its members and their types were checked.  One python3 for them all.
 json_text () {
 	cat >json_text.py <<-\EOF &&
 	import json, sys
-	text = sys.stdin.read()
-	assert text.count("\n") == 1 and text.endswith("}\n"), "not one line"
-	j = json.loads(text)
-	assert list(j) == ["host", "run", "as", "decision", "reason", "error",
-	    "rule", "class", "via", "dial", "mode", "addresses"], list(j)
-	assert j["run"] is None
-	assert j["decision"] in ("allow", "deny") and j["mode"] in ("enforce",
-	    "report"), j
-	def entry(e):
-	    assert e is None or list(e) == ["where", "kind", "entry"], e
-	    return None if e is None else "%s (%s %s)" % (e["where"],
-	        e["kind"], e["entry"])
-	def cls(o):
-	    return o["class"] + ("" if o["via"] is None else " via " + o["via"])
-	print("host:     " + j["host"])
-	if j["as"] is None:
-	    assert j["decision"] == "deny" and j["error"] and not j["addresses"]
-	    print("decision: deny")
-	    print("reason:   %s (%s)" % (j["reason"], j["error"]))
-	    sys.exit(0)
-	assert j["error"] is None
-	print("as:       " + j["as"])
-	print("decision: " + j["decision"])
-	print("reason:   " + j["reason"])
-	print("rule:     " + (entry(j["rule"]) or "-"))
-	if j["class"] is not None:
-	    print("class:    " + cls(j))
-	if j["dial"] is not None:
-	    print("dial:     " + j["dial"])
-	if j["decision"] == "deny" and j["mode"] == "report":
-	    print("mode:     report (the proxy would log this denial and let "
-	        "the connection through)")
-	for a in j["addresses"]:
-	    assert list(a) == ["address", "class", "via", "checked", "decision",
-	        "reason", "rule", "not_checked"], a
-	    line = "address:  %s %s" % (a["address"], cls(a))
-	    if a["checked"]:
-	        assert a["not_checked"] is None, a
-	        line += ": %s %s" % (a["decision"], a["reason"])
-	        if a["rule"] is not None:
-	            line += " by " + entry(a["rule"])
-	    else:
-	        assert a["decision"] is None and a["reason"] is None, a
-	        line += " (not checked: %s)" % a["not_checked"]
-	    print(line)
+	def lines(text):
+	    assert text.count("\n") == 1 and text.endswith("}\n"), "not one line"
+	    j = json.loads(text)
+	    out = []
+	    assert list(j) == ["host", "run", "as", "decision", "reason", "error",
+	        "rule", "class", "via", "dial", "mode", "addresses"], list(j)
+	    assert j["run"] is None
+	    assert j["decision"] in ("allow", "deny") and j["mode"] in ("enforce",
+	        "report"), j
+	    def entry(e):
+	        assert e is None or list(e) == ["where", "kind", "entry"], e
+	        return None if e is None else "%s (%s %s)" % (e["where"],
+	            e["kind"], e["entry"])
+	    def cls(o):
+	        return o["class"] + ("" if o["via"] is None else " via " + o["via"])
+	    out.append("host:     " + j["host"])
+	    if j["as"] is None:
+	        assert j["decision"] == "deny" and j["error"] and not j["addresses"]
+	        out.append("decision: deny")
+	        out.append("reason:   %s (%s)" % (j["reason"], j["error"]))
+	        return out
+	    assert j["error"] is None
+	    out.append("as:       " + j["as"])
+	    out.append("decision: " + j["decision"])
+	    out.append("reason:   " + j["reason"])
+	    out.append("rule:     " + (entry(j["rule"]) or "-"))
+	    if j["class"] is not None:
+	        out.append("class:    " + cls(j))
+	    if j["dial"] is not None:
+	        out.append("dial:     " + j["dial"])
+	    if j["decision"] == "deny" and j["mode"] == "report":
+	        out.append("mode:     report (the proxy would log this denial and let "
+	            "the connection through)")
+	    for a in j["addresses"]:
+	        assert list(a) == ["address", "class", "via", "checked", "decision",
+	            "reason", "rule", "not_checked"], a
+	        line = "address:  %s %s" % (a["address"], cls(a))
+	        if a["checked"]:
+	            assert a["not_checked"] is None, a
+	            line += ": %s %s" % (a["decision"], a["reason"])
+	            if a["rule"] is not None:
+	                line += " by " + entry(a["rule"])
+	        else:
+	            assert a["decision"] is None and a["reason"] is None, a
+	            line += " (not checked: %s)" % a["not_checked"]
+	        out.append(line)
+	    return out
+	for name in sys.argv[1:] or ["out"]:
+	    dest = "json.text" if name == "out" else name + ".text"
+	    try:
+	        got = lines(open(name).read())
+	    except AssertionError as e:
+	        sys.exit("%s: %s" % (name, e))
+	    with open(dest, "w") as f:
+	        f.write("".join(l + "\n" for l in got))
 	EOF
-	python3 json_text.py <out >json.text
+	python3 json_text.py "$@"
 }
 
 test_expect_success '--json: every kind of answer is the lines without it, as one object; the exit status the same' '
@@ -647,19 +658,23 @@ test_expect_success '--json: every kind of answer is the lines without it, as on
 	EOF
 	n=0 &&
 	while read -r file host rest; do
+		n=$((n + 1)) &&
 		# shellcheck disable=SC2086 # the addresses are words
-		{ rules_test "$file" "$host" $rest; echo $? >code.text; } &&
+		{ rules_test "$file" "$host" $rest; echo $? >case$n.code; } &&
 		test_must_be_empty err &&
-		mv out out.text &&
+		mv out case$n.lines &&
 		# shellcheck disable=SC2086
-		{ rules_test --json "$file" "$host" $rest; echo $? >code.json; } &&
+		{ rules_test --json "$file" "$host" $rest; echo $? >case$n.jcode; } &&
 		test_must_be_empty err &&
-		json_text &&
-		test_cmp out.text json.text &&
-		test_cmp code.text code.json &&
-		n=$((n + 1)) || { echo "case: $file $host $rest" >&2; false; } || return 1
+		mv out case$n.json || return 1
 	done <cases &&
-	test "$n" = 20
+	test "$n" = 20 &&
+	json_text $(seq -f "case%g.json" 1 20) &&
+	for i in $(seq 1 20); do
+		test_cmp case$i.lines case$i.json.text &&
+		test_cmp case$i.code case$i.jcode ||
+			{ echo "case $i: $(sed -n "${i}p" cases)" >&2; return 1; }
+	done
 '
 
 test_expect_success '--json: --json anywhere before --; usage errors still lines on stderr, exit 2' '
