@@ -6,7 +6,7 @@
 #
 #   scripts/bench gateway [--rounds N] [--calls N] [--events N]
 #                         [--delay-ms D] [--long-events N]
-#                         [--proxy-cpu C] [--keep]
+#                         [--proxy-cpu C] [--client-cpu C] [--keep]
 #
 #   --rounds N       rounds (default 3); each measures every way in turn,
 #                    the one going first changing each round; the table
@@ -18,8 +18,16 @@
 #   --long-events N  events of the throughput stream (default 100,000; the
 #                    double's LONG_EVENTS_MAX is 1,000,000)
 #   --proxy-cpu C    the proxy's CPU (default the last one; 0 puts it with
-#                    the client and the doubles: a look at what crossing
-#                    CPUs costs, not the figures of record)
+#                    the doubles: a look at what crossing CPUs costs, not
+#                    the figures of record)
+#   --client-cpu C   the client's CPU (default the proxy's: the agent's
+#                    host, where the client and the proxy share the
+#                    machine and the provider is elsewhere; 0 puts the
+#                    client with the doubles instead, the layout of the
+#                    figures before 2026-12-06, in which every event
+#                    crosses CPUs twice through the gateway and never
+#                    directly, and the double and the client share one
+#                    CPU)
 #   --keep           keep the work directory (certificates, logs, raw
 #                    results)
 #
@@ -68,8 +76,11 @@
 # gateway way; gateway+tlscost is shown beside it.
 #
 # Runs as root: everything inside a network namespace of its own
-# (intutic-bench-gw-PID, loopback only), deleted on exit.  The proxy on
-# the last CPU, the client and the doubles on CPU 0.  About 20 s a round.
+# (intutic-bench-gw-PID, loopback only), deleted on exit.  The doubles on
+# CPU 0, standing apart as a remote provider does; the proxy and the
+# client on the last CPU, as on an agent's host: both ways then cross
+# CPUs once between the provider and the client, as both cross a network.
+# About 20 s a round.
 #
 # Environment: INTUTIC_BUILD_DIR (build directory, default build/).
 set -euo pipefail
@@ -80,7 +91,7 @@ builddir=${INTUTIC_BUILD_DIR:-$top/build}
 proxybin=$builddir/proxy/intutic-proxy
 
 rounds=3 calls=200 events=200 delay_ms=2 long_events=100000 keep=0
-proxy_cpu=
+proxy_cpu= client_cpu=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) rounds=${2:?--rounds N}; shift ;;
@@ -89,6 +100,7 @@ while [ $# -gt 0 ]; do
 	--delay-ms) delay_ms=${2:?--delay-ms D}; shift ;;
 	--long-events) long_events=${2:?--long-events N}; shift ;;
 	--proxy-cpu) proxy_cpu=${2:?--proxy-cpu C}; shift ;;
+	--client-cpu) client_cpu=${2:?--client-cpu C}; shift ;;
 	--keep) keep=1 ;;
 	-h|--help) sed -n '2,/^set -e/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) echo "bench gateway: unknown option '$1'" >&2; exit 2 ;;
@@ -185,6 +197,11 @@ cpu_proxy=$((ncpu - 1)) cpu_load=0
 if [ -n "$proxy_cpu" ]; then
 	num_ok "$proxy_cpu" 0 $((ncpu - 1)) || die "--proxy-cpu C, 0 to $((ncpu - 1))"
 	cpu_proxy=$proxy_cpu
+fi
+cpu_client=$cpu_proxy
+if [ -n "$client_cpu" ]; then
+	num_ok "$client_cpu" 0 $((ncpu - 1)) || die "--client-cpu C, 0 to $((ncpu - 1))"
+	cpu_client=$client_cpu
 fi
 
 # nsbg CPU CMD... &: CMD in the namespace on CPU; the function's subshell
@@ -316,13 +333,13 @@ gw() {
 	[ "$d" = slow ] && name=benchslow
 	case "$way" in
 	direct)
-		nsrun "$cpu_load" env GWCLIENT_CA="$certs/ca.crt" \
+		nsrun "$cpu_client" env GWCLIENT_CA="$certs/ca.crt" \
 		    timeout -k 5 300 "$client" "$mode" tls "127.0.0.1:${port[$d]}" \
 		    "$host:${port[$d]}" /v1/messages "$@" ;;
 	gateway|gateway+tlscost)
 		local w=plain
 		[ "$way" = gateway+tlscost ] && w=plain-cost
-		nsrun "$cpu_load" timeout -k 5 300 "$client" "$mode" "$w" \
+		nsrun "$cpu_client" timeout -k 5 300 "$client" "$mode" "$w" \
 		    "127.0.0.1:$proxy_port" "127.0.0.1:$proxy_port" \
 		    "/providers/$name/v1/messages" "$@" ;;
 	esac
@@ -420,7 +437,7 @@ m_bulk() {
 # ------------------------------------------------------- the run
 
 say "work directory $work; namespace $ns"
-say "CPU $cpu_proxy: the proxy; CPU $cpu_load: the client and the doubles"
+say "CPU $cpu_proxy: the proxy; CPU $cpu_client: the client; CPU $cpu_load: the doubles"
 # A first pass of each way, not counted: each works at all.
 for way in direct gateway; do
 	gw "$way" ttfb fast 5 >"$work/warmup.$way" 2>&1 ||
@@ -573,8 +590,8 @@ echo "Medians of $rounds round(s); each round measures the three ways one after 
 echo "direct: the client speaks TLS ($cipher) to the double; gateway: it speaks plain HTTP to the proxy, which speaks TLS to the double, so the client does less work than direct; gateway+tlscost: the same with an AES-256-GCM pass over every read added to the client, about what its TLS decryption costs on the direct way."
 echo "TTFB: $calls calls (model claude-bench, 14 events each) on one keep-alive connection; from the request written to the first byte read, the first event and the last byte."
 echo "Relay delay: $events text deltas (+7 events), ${delay_ms} ms apart; an event's delay = the client's wall-clock time of the read that completed it minus the double's time after its write of it (same host clock)."
-echo "Long stream: $long_events text deltas as fast as the double sends them; MB/s of the events' bytes; CPU shares are of the stream's wall time (the double: Python, on CPU $cpu_load with the client; near 100%, it sets the rate, for both ways)."
-echo "CPU $cpu_proxy: intutic-proxy ($("$proxybin" --version 2>/dev/null | awk '{ print $2 }'), --workers 1); CPU $cpu_load: client and doubles; elapsed $elapsed s; 1-minute load average $load_start at the start, $load_end at the end."
+echo "Long stream: $long_events text deltas as fast as the double sends them; MB/s of the events' bytes; CPU shares are of the stream's wall time (the double: Python, on CPU $cpu_load; near 100%, it sets the rate, for both ways)."
+echo "CPU $cpu_proxy: intutic-proxy ($("$proxybin" --version 2>/dev/null | awk '{ print $2 }'), --workers 1); CPU $cpu_client: the client; CPU $cpu_load: the doubles; elapsed $elapsed s; 1-minute load average $load_start at the start, $load_end at the end."
 if [ -n "${seen_others// /}" ]; then
 	echo "Warning: other tests or benches ran during the measurement ($(tr ' ' '\n' <<<"$seen_others" | sort -u | xargs)): the figures are noisy."
 fi
