@@ -77,6 +77,15 @@ fetch_setup(CURL *c, const struct fetch_req *req, struct curl_slist **hdrs,
 			return -1;
 		*hdrs = l;
 	}
+	if (req->if_none_match != NULL) {
+		n = snprintf(line, sizeof(line), "If-None-Match: %s",
+		    req->if_none_match);
+		l = n > 0 && (size_t)n < sizeof(line) ?
+		    curl_slist_append(*hdrs, line) : NULL;
+		if (l == NULL)
+			return -1;
+		*hdrs = l;
+	}
 	/* A body goes with the head: no "Expect: 100-continue" and its wait. */
 	if (req->body != NULL) {
 		if ((l = curl_slist_append(*hdrs, "Expect:")) == NULL)
@@ -160,6 +169,27 @@ fetch_unix_path(const char *path, char *buf, size_t len, int *dfd)
 	return buf;
 }
 
+/* The answer's ETag into buf (len bytes): "" when none or unusable. */
+static void
+fetch_etag(CURL *c, char *buf, size_t len)
+{
+	struct curl_header *h = NULL;
+	const unsigned char *v;
+	size_t n;
+
+	buf[0] = '\0';
+	if (curl_easy_header(c, "ETag", 0, CURLH_HEADER, -1, &h) != CURLHE_OK ||
+	    h == NULL || h->value == NULL)
+		return;
+	n = strlen(h->value);
+	if (n == 0 || n >= len)
+		return;
+	for (v = (const unsigned char *)h->value; *v != '\0'; v++)
+		if (*v < 0x21 || *v > 0x7e)
+			return;
+	memcpy(buf, h->value, n + 1);
+}
+
 int
 fetch(const struct fetch_req *req, long *status, char **body, size_t *len,
     char *err, size_t errlen)
@@ -206,6 +236,8 @@ fetch(const struct fetch_req *req, long *status, char **body, size_t *len,
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	if (req->etag != NULL && req->etaglen > 0)
+		fetch_etag(c, req->etag, req->etaglen);
 	if (b.data == NULL && (b.data = calloc(1, 1)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;

@@ -38,6 +38,13 @@ struct fetch_req {
 	int		 https;		/* allow https:// (else http:// only) */
 	long		 timeout_ms;	/* 0: FETCH_TIMEOUT_MS, the whole request */
 	size_t		 body_max;	/* 0: FETCH_BODY_MAX bytes of an answer */
+	const char	*if_none_match;	/* NULL, or If-None-Match: this (an
+					   entity tag the caller kept) */
+	char		*etag;		/* NULL, or the answer's ETag here: ""
+					   when it has none, or one longer
+					   than etaglen - 1 bytes or not
+					   printable ASCII */
+	size_t		 etaglen;
 };
 
 /*

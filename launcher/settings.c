@@ -270,11 +270,18 @@ struct settings_cache {
 	enum settings_level	 level;
 	char			 url[SETTINGS_URL_MAX];
 	long long		 fetched;	/* seconds since the epoch */
+	char			 etag[SETTINGS_ETAG_MAX];	/* "": none */
 };
 
-static const char *const sp_cache_keys[] = { "level", "url", "fetched" };
+/* The first three are required; "etag" (the answer's ETag) is not. */
+static const char *const sp_cache_keys[] = { "level", "url", "fetched",
+    "etag" };
+#define SP_CACHE_REQUIRED	3
 
-/* {"level": LEVEL, "url": URL, "fetched": N}: our own format. */
+/*
+ * {"level": LEVEL, "url": URL, "fetched": N[, "etag": TAG]}: our own
+ * format.
+ */
 static int
 sp_cache_map(struct yread *p, void *arg)
 {
@@ -292,10 +299,10 @@ sp_cache_map(struct yread *p, void *arg)
 			return -1;
 		if (ev->type == YAML_MAPPING_END_EVENT)
 			break;
-		if ((k = yread_key(p, sp_cache_keys, 3, other,
+		if ((k = yread_key(p, sp_cache_keys, 4, other,
 		    sizeof(other))) < 0)
 			return -1;
-		if (k == 3) {
+		if (k == 4) {
 			if (yread_next(p) != 0 || yread_skip(p) != 0)
 				return -1;
 			continue;
@@ -332,6 +339,23 @@ sp_cache_map(struct yread *p, void *arg)
 			    ev->data.scalar.length);
 			c->url[ev->data.scalar.length] = '\0';
 			break;
+		case 3:
+			if (yread_string(p, "etag", "an entity tag") != 0)
+				return -1;
+			if (ev->data.scalar.length == 0 ||
+			    ev->data.scalar.length >= sizeof(c->etag))
+				return yread_fail(p, &ev->start_mark, "'etag' is "
+				    "empty or too long");
+			for (i = 0; i < ev->data.scalar.length; i++)
+				if (ev->data.scalar.value[i] <= 0x20 ||
+				    ev->data.scalar.value[i] >= 0x7f)
+					return yread_fail(p, &ev->start_mark,
+					    "'etag' holds a byte no entity tag "
+					    "may hold");
+			memcpy(c->etag, ev->data.scalar.value,
+			    ev->data.scalar.length);
+			c->etag[ev->data.scalar.length] = '\0';
+			break;
 		default:
 			v = 0;
 			if (ev->type != YAML_SCALAR_EVENT ||
@@ -349,7 +373,7 @@ sp_cache_map(struct yread *p, void *arg)
 			break;
 		}
 	}
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < SP_CACHE_REQUIRED; k++)
 		if (!(seen & (1U << k)))
 			return yread_fail(p, &root, "'%s' is missing",
 			    sp_cache_keys[k]);
@@ -465,11 +489,14 @@ settings_write_all(int fd, const char *s, size_t len)
  */
 static int
 settings_cache_write(const char *dir, const char *path,
-    enum settings_level level, const char *url, time_t now, char *why,
-    size_t whylen)
+    enum settings_level level, const char *url, time_t now, const char *etag,
+    char *why, size_t whylen)
 {
-	char tmp[PATH_MAX], text[SETTINGS_URL_MAX + 128], parent[PATH_MAX];
+	char tmp[PATH_MAX], parent[PATH_MAX];
+	char text[SETTINGS_URL_MAX + SETTINGS_ETAG_MAX * 2 + 160];
+	char tag[SETTINGS_ETAG_MAX * 2 + 16];
 	char *slash;
+	size_t i, o = 0;
 	int fd = -1, dfd, n, save;
 
 	settings_fmt(parent, sizeof(parent), "%s", dir);
@@ -480,9 +507,22 @@ settings_cache_write(const char *dir, const char *path,
 		    strerror(errno));
 		return -1;
 	}
+	/* An entity tag is quoted ("x" or W/"x"): its quotes escaped. */
+	tag[0] = '\0';
+	if (etag != NULL && etag[0] != '\0' &&
+	    strlen(etag) < SETTINGS_ETAG_MAX) {
+		o = (size_t)snprintf(tag, sizeof(tag), ", \"etag\": \"");
+		for (i = 0; etag[i] != '\0'; i++) {
+			if (etag[i] == '"' || etag[i] == '\\')
+				tag[o++] = '\\';
+			tag[o++] = etag[i];
+		}
+		tag[o++] = '"';
+		tag[o] = '\0';
+	}
 	n = snprintf(text, sizeof(text), "{\"level\": \"%s\", \"url\": \"%s\", "
-	    "\"fetched\": %lld}\n", settings_level_str(level), url,
-	    (long long)now);
+	    "\"fetched\": %lld%s}\n", settings_level_str(level), url,
+	    (long long)now, tag);
 	if (n < 0 || (size_t)n >= sizeof(text) ||
 	    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir,
 	    SETTINGS_CACHE_FILE) >= (int)sizeof(tmp)) {
@@ -630,12 +670,16 @@ settings_check_url(const char *url, char *err, size_t errlen)
 }
 
 /*
- * Asks the API.  0 with *level; -1 with why it did not answer (no
- * answer, an error answer, an answer that is not valid settings).
+ * Asks the API, with If-None-Match: etag when it is not NULL (the cache's
+ * entity tag).  0 with *level (a 200; etag_out gets its ETag, "" when
+ * none); 1 when the API answered 304 Not Modified (the cache still holds);
+ * -1 with why it did not answer (no answer, an error answer, an answer
+ * that is not valid settings).
  */
 static int
 settings_fetch(const char *url, const char *token, const char *ca,
-    enum settings_level *level, char *why, size_t whylen)
+    const char *etag, enum settings_level *level, char *etag_out,
+    size_t etag_outlen, char *why, size_t whylen)
 {
 	struct fetch_req req;
 	char full[SETTINGS_URL_MAX + sizeof(SETTINGS_API_PATH)];
@@ -656,9 +700,16 @@ settings_fetch(const char *url, const char *token, const char *ca,
 	req.https = 1;
 	req.timeout_ms = SETTINGS_TIMEOUT_MS;
 	req.body_max = SETTINGS_BODY_MAX;
+	req.if_none_match = etag;
+	req.etag = etag_out;
+	req.etaglen = etag_outlen;
 	if (fetch(&req, &status, &body, &len, ferr, sizeof(ferr)) != 0) {
 		settings_fmt(why, whylen, "%s", ferr);
 		return -1;
+	}
+	if (status == 304 && etag != NULL) {
+		free(body);
+		return 1;
 	}
 	if (status != 200) {
 		free(body);
@@ -749,13 +800,31 @@ settings_from_api(struct settings *s, const char *url, const char *token,
 	struct settings_cache c;
 	enum settings_level api = SETTINGS_REQUIRE;
 	char dir[PATH_MAX], path[PATH_MAX], why[SETTINGS_WHY_MAX];
-	char cwhy[SETTINGS_WHY_MAX], age[64];
-	int have_cache_path, r;
+	char cwhy[SETTINGS_WHY_MAX], age[64], etag[SETTINGS_ETAG_MAX];
+	int have_cache_path, have_tag, r;
 	time_t now;
 
 	have_cache_path = settings_cache_path(dir, sizeof(dir), path,
 	    sizeof(path)) == 0;
-	if (settings_fetch(url, token, ca, &api, why, sizeof(why)) == 0) {
+	/* A cache of this API with an entity tag: asked whether it changed. */
+	memset(&c, 0, sizeof(c));
+	have_tag = have_cache_path && settings_cache_read(path, &c, cwhy,
+	    sizeof(cwhy)) == 0 && strcmp(c.url, url) == 0 && c.etag[0] != '\0';
+	r = settings_fetch(url, token, ca, have_tag ? c.etag : NULL, &api,
+	    etag, sizeof(etag), why, sizeof(why));
+	if (r == 1) {
+		/* 304: the cached level is the API's; the cache says when. */
+		now = time(NULL);
+		settings_age(c.fetched, now, age, sizeof(age));
+		s->level = api = c.level;
+		settings_fmt(s->source, sizeof(s->source), "workspace API %s "
+		    "(not modified since it was fetched %s: ETag %s)", url,
+		    age, c.etag);
+		if (settings_cache_write(dir, path, api, url, now, c.etag, cwhy,
+		    sizeof(cwhy)) != 0)
+			settings_fmt(s->note, sizeof(s->note), "cannot cache "
+			    "the level: %s", cwhy);
+	} else if (r == 0) {
 		now = time(NULL);
 		settings_fmt(s->source, sizeof(s->source), "workspace API %s "
 		    "(fetched now)", url);
@@ -763,8 +832,8 @@ settings_from_api(struct settings *s, const char *url, const char *token,
 			settings_fmt(s->note, sizeof(s->note), "cannot cache "
 			    "the level: neither XDG_CACHE_HOME nor HOME is an "
 			    "absolute path");
-		else if (settings_cache_write(dir, path, api, url, now, cwhy,
-		    sizeof(cwhy)) != 0)
+		else if (settings_cache_write(dir, path, api, url, now, etag,
+		    cwhy, sizeof(cwhy)) != 0)
 			settings_fmt(s->note, sizeof(s->note), "cannot cache "
 			    "the level: %s", cwhy);
 		s->level = api;

@@ -42,6 +42,7 @@ enum settings_level {
 
 #define SETTINGS_TEXT_MAX	1024	/* bytes of source and note */
 #define SETTINGS_URL_MAX	512	/* bytes of INTUTIC_API_URL */
+#define SETTINGS_ETAG_MAX	256	/* bytes of the API's ETag, kept */
 #define SETTINGS_TOKEN_MAX	2048	/* bytes of INTUTIC_TOKEN */
 #define SETTINGS_TIMEOUT_MS	3000	/* the whole API request */
 #define SETTINGS_BODY_MAX	(64 * 1024)	/* bytes of the API's answer */

@@ -111,7 +111,8 @@ cache_is () {
 	python3 - "$CACHE_FILE" "$1" "$2" "$cache_now_" <<-\EOF
 	import json, sys
 	c = json.load(open(sys.argv[1]))
-	assert sorted(c) == ["fetched", "level", "url"], c
+	assert sorted(c) == ["fetched", "level", "url"] or \
+	    sorted(c) == ["etag", "fetched", "level", "url"], c
 	assert c["level"] == sys.argv[2], c
 	assert c["url"] == sys.argv[3], c
 	assert 0 <= int(sys.argv[4]) - c["fetched"] <= 60, c
@@ -146,6 +147,8 @@ test_expect_success 'setup: certificates, the settings servers (HTTP, HTTPS), a 
 	start_api http &&
 	start_api https --tls "$CERT_FILE" "$KEY_FILE" &&
 	start_api down &&
+	start_api tagged --etag &&
+	TAGGED_URL=http://127.0.0.1:$TAGGED_PORT &&
 	HTTP_URL=http://127.0.0.1:$HTTP_PORT &&
 	HTTPS_URL=https://127.0.0.1:$HTTPS_PORT &&
 	DOWN_URL=http://127.0.0.1:$DOWN_PORT
@@ -235,10 +238,70 @@ test_expect_success 'each level from the API over HTTP: fetched now, with the to
 		expect_note "" &&
 		server_since http &&
 		grep "settingsd: GET" http.new >requests &&
-		echo "settingsd: GET /api/v1/workspace/settings auth=ok answer=level $l" >expect &&
+		echo "settingsd: GET /api/v1/workspace/settings auth=ok answer=level $l inm=none" >expect &&
 		test_cmp expect requests &&
 		cache_is $l "$HTTP_URL" || return 1
 	done
+'
+
+# cache_etag: the entity tag the cache file holds ("" when none), on stdout.
+cache_etag () {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("etag", ""))' "$CACHE_FILE"
+}
+
+test_expect_success 'an API that tags its answers: the tag cached, the next request revalidates (If-None-Match), a 304 keeps the cached level' '
+	rm -f "$SETTINGS" && api "$TAGGED_URL" && use_cache c-tagged &&
+	answer tagged level recommend &&
+	server_mark tagged &&
+	doctor &&
+	expect_level "ok: recommend, from workspace API $TAGGED_URL (fetched now)" &&
+	cache_is recommend "$TAGGED_URL" &&
+	tag=$(cache_etag) &&
+	test_grep "^\"[0-9a-f]{16}\"$" - <<-EOF &&
+	$tag
+	EOF
+	doctor &&
+	expect_level "ok: recommend, from workspace API $TAGGED_URL (not modified since it was fetched S s ago: ETag $tag)" &&
+	expect_note "" &&
+	server_since tagged &&
+	grep "settingsd: GET" tagged.new >requests &&
+	cat >expect <<-EOF &&
+	settingsd: GET /api/v1/workspace/settings auth=ok answer=level recommend inm=none
+	settingsd: GET /api/v1/workspace/settings auth=ok answer=level recommend inm=$tag -> 304
+	EOF
+	test_cmp expect requests &&
+	cache_is recommend "$TAGGED_URL" &&
+	test "$(cache_etag)" = "$tag"
+'
+
+test_expect_success 'a tagged API whose level changes: the old tag no longer matches, the new level and its tag are fetched and cached' '
+	api "$TAGGED_URL" && use_cache c-tagged &&
+	old=$(cache_etag) &&
+	answer tagged level require &&
+	server_mark tagged &&
+	doctor &&
+	expect_level "ok: require, from workspace API $TAGGED_URL (fetched now)" &&
+	server_since tagged &&
+	test_grep "answer=level require inm=$old$" tagged.new &&
+	cache_is require "$TAGGED_URL" &&
+	new=$(cache_etag) &&
+	test -n "$new" && test "$new" != "$old"
+'
+
+test_expect_success 'a cache whose tag no entity tag could be (a space in it) is malformed: not sent, the level fetched whole, the cache made good' '
+	api "$TAGGED_URL" && use_cache c-tagged &&
+	printf "{\"level\": \"off\", \"url\": \"%s\", \"fetched\": %s, \"etag\": \"a b\"}\n" \
+		"$TAGGED_URL" "$(date +%s)" >"$CACHE_FILE" &&
+	answer tagged level off &&
+	server_mark tagged &&
+	doctor &&
+	expect_level "ok: off, from workspace API $TAGGED_URL (fetched now)" &&
+	server_since tagged &&
+	test_grep "answer=level off inm=none$" tagged.new &&
+	cache_is off "$TAGGED_URL" &&
+	test_grep "^\"[0-9a-f]{16}\"$" - <<-EOF
+	$(cache_etag)
+	EOF
 '
 
 test_expect_success 'a base URL with a path and a trailing slash' '

@@ -20,13 +20,19 @@ Its first line is one of:
   redirect          302 to /elsewhere on this server, which would say off
   hang MS           nothing for MS ms (at most 30000), then close
 
+With --etag, a "level LEVEL" answer carries an ETag (a hash of its body),
+and a request whose If-None-Match names that tag gets 304 Not Modified
+with the ETag and no body, as an API that lets clients revalidate does.
+
 With --token-file, a request whose "Authorization: Bearer TOKEN" does not
 carry the token in that file gets 401.  Each request is logged to stderr as
-"settingsd: METHOD TARGET auth=ok|missing|wrong answer=WORDS"; the token
+"settingsd: METHOD TARGET auth=ok|missing|wrong answer=WORDS inm=TAG|none"
+(inm: the request's If-None-Match), then " -> 304" when so answered; the token
 itself is never logged.  Any other target is 404.
 """
 
 import argparse
+import hashlib
 import socket
 import ssl
 import sys
@@ -46,7 +52,7 @@ ANSWER_FILE_MAX = 1024 * 1024   # bytes of the answer file
 CHUNK = 16384
 
 API_PATH = "/api/v1/workspace/settings"
-REASONS = {200: "OK", 302: "Found", 400: "Bad Request", 401: "Unauthorized",
+REASONS = {200: "OK", 302: "Found", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized",
            403: "Forbidden", 404: "Not Found", 500: "Internal Server Error",
            502: "Bad Gateway", 503: "Service Unavailable"}
 
@@ -69,6 +75,7 @@ class Closed(Exception):
 class Server:
     def __init__(self, args):
         self.answer_file = args.answer_file
+        self.etag = args.etag
         self.token = None
         if args.token_file:
             with open(args.token_file, "rb") as f:
@@ -143,14 +150,27 @@ class Server:
             return
         auth = self.auth(headers)
         words, rest = self.answer()
-        log("settingsd: %s %s auth=%s answer=%s" % (method, target, auth,
-                                                    " ".join(words)))
+        inm = headers.get("if-none-match")
+        kind = words[0] if words else ""
+        tag = None
+        if self.etag and kind == "level" and len(words) == 2:
+            tag = '"%s"' % hashlib.sha256(good_body(words[1])).hexdigest()[:16]
+        not_modified = auth == "ok" and tag is not None and inm == tag
+        log("settingsd: %s %s auth=%s answer=%s inm=%s%s" % (
+            method, target, auth, " ".join(words), inm or "none",
+            " -> 304" if not_modified else ""))
         if auth != "ok":
             self.send(sock, 401, b'{"error": "unauthorized"}\n')
             return
-        kind = words[0] if words else ""
+        if not_modified:
+            self.send_head(sock, 304, [("ETag", tag)])
+            return
         if kind == "level" and len(words) == 2:
-            self.send(sock, 200, good_body(words[1]))
+            body = good_body(words[1])
+            extra = [("ETag", tag)] if tag is not None else []
+            self.send_head(sock, 200, [("Content-Type", "application/json"),
+                                       ("Content-Length", str(len(body)))] + extra)
+            sock.sendall(body)
         elif kind == "status" and len(words) == 2:
             self.send(sock, int(words[1]), b'{"error": "as told"}\n')
         elif kind == "body":
@@ -225,6 +245,8 @@ def main():
     ap.add_argument("--answer-file", required=True,
                     help="what to answer (read for every request)")
     ap.add_argument("--token-file", help="the bearer token to expect")
+    ap.add_argument("--etag", action="store_true",
+                    help="tag level answers, answer 304 to a matching If-None-Match")
     args = ap.parse_args()
     serverlib.check_bind(ap, args)
 
