@@ -1,5 +1,6 @@
 /*
- * cmd-rules.c — `intutic rules check` and `intutic rules test`.  test
+ * cmd-rules.c — `intutic rules check`, `intutic rules test` and `intutic
+ * rules fetch` (the workspace API's rules into a file, settings.h).  test
  * decides with the functions the proxy decides with: a rule file's rules,
  * or (--run) the operator's rules the proxy holds and a run's policy, read
  * on its control socket (policy.h).
@@ -7,10 +8,15 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "control.h"
 #include "intutic.h"
@@ -20,6 +26,7 @@
 #include "policy.h"
 #include "rules.h"
 #include "runrec.h"
+#include "settings.h"
 
 static int	cmd_rules_exec(int, char **);
 
@@ -31,6 +38,7 @@ const struct cmd_entry cmd_rules_entry = {
 	    "       intutic rules test [--json] FILE HOST[:PORT] [ADDRESS...]\n"
 	    "       intutic rules test [--json] --run RUN [--state-dir DIR]\n"
 	    "                          HOST[:PORT] [ADDRESS...]\n"
+	    "       intutic rules fetch --out FILE\n"
 	    "\n"
 	    "check  Loads each FILE with everything it includes and reports the\n"
 	    "       first error in each as FILE:LINE:COL: MESSAGE (FILE: MESSAGE\n"
@@ -54,9 +62,15 @@ const struct cmd_entry cmd_rules_entry = {
 	    "       on the proxy's control socket (in DIR, its state directory).\n"
 	    "       With --json, the same as one JSON object (intutic(1),\n"
 	    "       RULES TEST AS JSON).\n"
+	    "fetch  Writes the workspace API's rules (INTUTIC_API_URL, as for the\n"
+	    "       level) to FILE once they load, FILE:LINE:COL of the API's\n"
+	    "       text otherwise, FILE untouched; asks with the ETag it kept\n"
+	    "       in FILE, and a 304 leaves FILE as it is.  Exit 0 when FILE\n"
+	    "       holds the API's rules, 1 when the API gave no usable answer.\n"
 	    "\n"
 	    "Exit 2: usage error, or (test) FILE does not load, or no run RUN\n"
-	    "that this user may see.  3: (--run) the proxy is not running.\n"
+	    "that this user may see, or (fetch) the API's rules do not load or\n"
+	    "no API is configured.  3: (--run) the proxy is not running.\n"
 	    "125: (--run) the proxy cannot be asked.\n",
 	.exec = cmd_rules_exec,
 };
@@ -522,19 +536,182 @@ operands(int argc, char **argv, const char **run, const char **dir,
 	return j;
 }
 
+/* ------------------------------------------------------------ fetch */
+
+/* The last line of what fetch writes: the API's tag, and where from. */
+#define FETCH_MARK	"# intutic rules fetch: "
+
+/*
+ * The entity tag FILE's last line keeps for url, into tag (len bytes);
+ * "" when FILE is missing or says none for that URL.
+ */
+static void
+fetch_kept_tag(const char *file, const char *url, char *tag, size_t len)
+{
+	char buf[4096], *nl, *line, *from;
+	ssize_t n;
+	off_t size;
+	int fd;
+
+	tag[0] = '\0';
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	if (size > 0 && lseek(fd, size > (off_t)sizeof(buf) - 1 ?
+	    size - (off_t)sizeof(buf) + 1 : 0, SEEK_SET) != -1 &&
+	    (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		if (n > 0 && buf[n - 1] == '\n')
+			buf[n - 1] = '\0';
+		line = (nl = strrchr(buf, '\n')) != NULL ? nl + 1 : buf;
+		/* FETCH_MARK TAG from URL */
+		if (strncmp(line, FETCH_MARK, strlen(FETCH_MARK)) == 0 &&
+		    (from = strstr(line, " from ")) != NULL &&
+		    strcmp(from + 6, url) == 0) {
+			line += strlen(FETCH_MARK);
+			if ((size_t)(from - line) < len && from > line &&
+			    line[0] == '"' && from[-1] == '"') {
+				memcpy(tag, line, (size_t)(from - line));
+				tag[from - line] = '\0';
+			}
+		}
+	}
+	close(fd);
+}
+
+/* Writes all of buf to fd: 0, or -1. */
+static int
+fetch_write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+rules_fetch(int argc, char **argv)
+{
+	struct rules *r = NULL;
+	struct rules_error rerr;
+	char url[SETTINGS_URL_MAX + sizeof(SETTINGS_RULES_PATH)];
+	char kept[SETTINGS_ETAG_MAX], tag[SETTINGS_ETAG_MAX];
+	char err[512], tmp[PATH_MAX], mark[SETTINGS_ETAG_MAX +
+	    sizeof(url) + 64];
+	const char *out = NULL;
+	char *body = NULL;
+	size_t len;
+	int i, k, fd = -1, rc;
+
+	for (i = 0; i < argc; i++) {
+		if ((k = cmd_option(&cmd_rules_entry, argc, argv, &i, "out",
+		    "FILE", &out)) < 0)
+			return EXIT_USAGE;
+		if (k == 0)
+			return cmd_usage_error(&cmd_rules_entry, "rules fetch: "
+			    "unknown argument '%s'", argv[i]);
+	}
+	if (out == NULL)
+		return cmd_usage_error(&cmd_rules_entry, "rules fetch: --out "
+		    "FILE says where the rules go");
+	if (settings_rules_url(url, sizeof(url), err, sizeof(err)) != 0) {
+		error("rules fetch: %s", err);
+		return EXIT_USAGE;
+	}
+	fetch_kept_tag(out, url, kept, sizeof(kept));
+	rc = settings_rules_fetch(url, kept[0] != '\0' ? kept : NULL, &body,
+	    &len, tag, sizeof(tag), err, sizeof(err));
+	if (rc == -1) {
+		error("rules fetch: %s gave no rules (%s): %s is unchanged",
+		    url, err, out);
+		return 1;
+	}
+	if (rc == 1) {
+		printf("%s: not modified at %s (ETag %s)\n", out, url, kept);
+		return 0;
+	}
+	if (memchr(body, '\0', len) != NULL) {
+		error("rules fetch: %s answered a NUL byte: %s is unchanged",
+		    url, out);
+		free(body);
+		return EXIT_USAGE;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.fetch.XXXXXX", out) >=
+	    (int)sizeof(tmp) || (fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+		error("rules fetch: cannot write next to %s: %s", out,
+		    strerror(errno));
+		free(body);
+		return 1;
+	}
+	snprintf(mark, sizeof(mark), "%s" FETCH_MARK "%s from %s\n",
+	    len > 0 && body[len - 1] != '\n' ? "\n" : "",
+	    tag[0] != '\0' ? tag : "-", url);
+	if (fchmod(fd, 0644) == -1 || fetch_write_all(fd, body, len) != 0 ||
+	    fetch_write_all(fd, mark, strlen(mark)) != 0 || fsync(fd) != 0) {
+		error("rules fetch: cannot write %s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	fd = -1;
+	/* what the proxy would load: the API's text, its includes beside FILE */
+	if (rules_load(tmp, &r, &rerr) != 0) {
+		if (strcmp(rerr.file, tmp) == 0)
+			fprintf(stderr, "%s:%lu:%lu: %s\n", url, rerr.line,
+			    rerr.col, rerr.msg);
+		else {
+			char buf[RULES_PATH_MAX + RULES_ERROR_MAX + 64];
+
+			fprintf(stderr, "%s\n", rules_error_str(&rerr, buf,
+			    sizeof(buf)));
+		}
+		error("rules fetch: the rules from %s do not load: %s is "
+		    "unchanged", url, out);
+		unlink(tmp);
+		free(body);
+		return EXIT_USAGE;
+	}
+	if (rename(tmp, out) != 0) {
+		error("rules fetch: cannot replace %s: %s", out,
+		    strerror(errno));
+		goto fail;
+	}
+	printf("%s: %zu entries from %s (ETag %s)\n", out, rules_count(r),
+	    url, tag[0] != '\0' ? tag : "none");
+	rules_free(r);
+	free(body);
+	return 0;
+ fail:
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+	rules_free(r);
+	free(body);
+	return 1;
+}
+
 static int
 cmd_rules_exec(int argc, char **argv)
 {
 	const char *run = NULL, *dir = NULL;
 	int n = 0, json = 0, test = argc >= 2 && strcmp(argv[1], "test") == 0;
 
+	if (argc >= 2 && strcmp(argv[1], "fetch") == 0)
+		return rules_fetch(argc - 2, argv + 2);
 	if (argc >= 2 && (n = operands(argc - 2, argv + 2, test ? &run : NULL,
 	    test ? &dir : NULL, test ? &json : NULL)) < 0)
 		return EXIT_USAGE;
 	argc = argc >= 2 ? n + 2 : argc;
 	if (argc < 2)
 		return cmd_usage_error(&cmd_rules_entry,
-		    "rules: expected 'check' or 'test'");
+		    "rules: expected 'check', 'test' or 'fetch'");
 	if (strcmp(argv[1], "check") == 0)
 		return rules_check(argc - 2, argv + 2);
 	if (dir != NULL && run == NULL)
@@ -549,5 +726,5 @@ cmd_rules_exec(int argc, char **argv)
 	if (test)
 		return rules_test(argc - 2, argv + 2, NULL, NULL, json);
 	return cmd_usage_error(&cmd_rules_entry, "rules: unknown subcommand "
-	    "'%s' (expected 'check' or 'test')", argv[1]);
+	    "'%s' (expected 'check', 'test' or 'fetch')", argv[1]);
 }

@@ -970,3 +970,71 @@ settings_level_str(enum settings_level level)
 	}
 	return "unknown";
 }
+
+int
+settings_rules_url(char *url, size_t urllen, char *err, size_t errlen)
+{
+	const char *base;
+	size_t blen;
+
+	url[0] = '\0';
+	if ((base = settings_env("INTUTIC_API_URL")) == NULL) {
+		settings_fmt(err, errlen, "INTUTIC_API_URL is not set: the "
+		    "rules come from the workspace API at that URL");
+		return -1;
+	}
+	if (settings_check_url(base, err, errlen) != 0 ||
+	    settings_check_token(settings_env("INTUTIC_TOKEN"), err,
+	    errlen) != 0)
+		return -1;
+	blen = strlen(base);
+	while (blen > 0 && base[blen - 1] == '/')
+		blen--;
+	settings_fmt(url, urllen, "%.*s%s", (int)blen, base,
+	    SETTINGS_RULES_PATH);
+	return 0;
+}
+
+int
+settings_rules_fetch(const char *url, const char *etag, char **body,
+    size_t *len, char *etag_out, size_t etag_outlen, char *err,
+    size_t errlen)
+{
+	struct fetch_req req;
+	const char *token = settings_env("INTUTIC_TOKEN");
+	char ferr[FETCH_ERROR_MAX];
+	long status;
+
+	*body = NULL;
+	*len = 0;
+	memset(&req, 0, sizeof(req));
+	req.url = url;
+	req.bearer = token;
+	req.ca_file = settings_env("INTUTIC_API_CA_FILE");
+	req.https = 1;
+	req.timeout_ms = SETTINGS_TIMEOUT_MS;
+	req.body_max = SETTINGS_RULES_MAX;
+	req.if_none_match = etag;
+	req.etag = etag_out;
+	req.etaglen = etag_outlen;
+	if (fetch(&req, &status, body, len, ferr, sizeof(ferr)) != 0) {
+		settings_fmt(err, errlen, "%s", ferr);
+		settings_scrub(err, errlen, token);
+		return -1;
+	}
+	if (status == 304 && etag != NULL) {
+		free(*body);
+		*body = NULL;
+		return 1;
+	}
+	if (status != 200) {
+		free(*body);
+		*body = NULL;
+		settings_fmt(err, errlen, "HTTP %ld%s", status,
+		    status >= 300 && status < 400 ? ", a redirect, which is "
+		    "not followed" : (status == 401 || status == 403) &&
+		    token == NULL ? " (INTUTIC_TOKEN is not set)" : "");
+		return -1;
+	}
+	return 0;
+}

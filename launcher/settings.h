@@ -76,6 +76,30 @@ int		 settings_resolve(struct settings *out, char *err,
 
 const char	*settings_level_str(enum settings_level level);
 
+#define SETTINGS_RULES_PATH	"/api/v1/workspace/rules"
+#define SETTINGS_RULES_MAX	(1024 * 1024)	/* bytes of the API's rules */
+
+/*
+ * The URL of the workspace API's rules, INTUTIC_API_URL with
+ * /api/v1/workspace/rules, into url (urllen bytes): 0, or -1 with err when
+ * no API is configured or its URL or INTUTIC_TOKEN is not usable.
+ */
+int		 settings_rules_url(char *url, size_t urllen, char *err,
+		    size_t errlen);
+
+/*
+ * GETs the rules at url (settings_rules_url()) as the level is asked
+ * (INTUTIC_TOKEN, INTUTIC_API_CA_FILE, within 3 s, no proxy, no redirect),
+ * with If-None-Match: etag when it is not NULL.  0 with *body
+ * (NUL-terminated, for the caller to free), *len and etag_out (the
+ * answer's ETag, "" when none); 1 when the API answered 304 Not Modified;
+ * -1 with why it gave no usable answer in err, which never holds the
+ * token.
+ */
+int		 settings_rules_fetch(const char *url, const char *etag,
+		    char **body, size_t *len, char *etag_out,
+		    size_t etag_outlen, char *err, size_t errlen);
+
 /* The documents settings_resolve() reads, for settings_parse(). */
 enum settings_doc {
 	SETTINGS_DOC_API = 0,	/* the API's answer: JSON, other keys skipped */

@@ -147,7 +147,8 @@ test_expect_success 'setup: certificates, the settings servers (HTTP, HTTPS), a 
 	start_api http &&
 	start_api https --tls "$CERT_FILE" "$KEY_FILE" &&
 	start_api down &&
-	start_api tagged --etag &&
+	printf "version: 1\nallow: [fleet.example.com]\n" >api-rules.yaml &&
+	start_api tagged --etag --rules-file "$TRASH_DIRECTORY/api-rules.yaml" &&
 	TAGGED_URL=http://127.0.0.1:$TAGGED_PORT &&
 	HTTP_URL=http://127.0.0.1:$HTTP_PORT &&
 	HTTPS_URL=https://127.0.0.1:$HTTPS_PORT &&
@@ -302,6 +303,83 @@ test_expect_success 'a cache whose tag no entity tag could be (a space in it) is
 	test_grep "^\"[0-9a-f]{16}\"$" - <<-EOF
 	$(cache_etag)
 	EOF
+'
+
+# --- rules fetch: the workspace API's rules into a file --------------------------
+
+# fetch_rules: intutic rules fetch --out fleet.yaml; out, err; its status in
+# fetch_code (the test checks it).
+fetch_rules () {
+	timeout -s KILL 20 "$INTUTIC" rules fetch --out fleet.yaml >out 2>err
+	fetch_code=$?
+	cat out err >>"$ALL"
+}
+
+test_expect_success 'rules fetch: the API'"'"'s rules into FILE once they load, with its ETag; FILE is a rule file as any other' '
+	api "$TAGGED_URL" &&
+	server_mark tagged &&
+	fetch_rules && test "$fetch_code" = 0 &&
+	RULES_URL=$TAGGED_URL/api/v1/workspace/rules &&
+	test_grep "^fleet.yaml: 1 entries from $RULES_URL [(]ETag \"[0-9a-f]{16}\"[)]$" out &&
+	head -n 2 fleet.yaml >api.part && test_cmp api-rules.yaml api.part &&
+	test_grep "^# intutic rules fetch: \"[0-9a-f]{16}\" from $RULES_URL$" fleet.yaml &&
+	"$INTUTIC" rules check fleet.yaml &&
+	"$INTUTIC" rules test fleet.yaml fleet.example.com >decided &&
+	test_grep "allow" decided &&
+	server_since tagged &&
+	test_grep "GET /api/v1/workspace/rules auth=ok inm=none$" tagged.new &&
+	! ls fleet.yaml.fetch.* 2>/dev/null
+'
+
+test_expect_success 'rules fetch again: asked with the kept ETag, a 304, FILE untouched' '
+	api "$TAGGED_URL" &&
+	cp fleet.yaml fleet.before &&
+	tag=$(sed -n "s/^# intutic rules fetch: \(.*\) from .*/\1/p" fleet.yaml) &&
+	server_mark tagged &&
+	fetch_rules && test "$fetch_code" = 0 &&
+	test_grep "^fleet.yaml: not modified at $RULES_URL [(]ETag $tag[)]$" out &&
+	test_cmp fleet.before fleet.yaml &&
+	server_since tagged &&
+	test_grep "inm=$tag -> 304$" tagged.new
+'
+
+test_expect_success 'rules fetch after the API'"'"'s rules changed: the new rules, the new tag' '
+	api "$TAGGED_URL" &&
+	printf "version: 1\nallow: [fleet.example.com, more.example.com]\n" >api-rules.yaml &&
+	fetch_rules && test "$fetch_code" = 0 &&
+	test_grep "^fleet.yaml: 2 entries from" out &&
+	"$INTUTIC" rules test fleet.yaml more.example.com >decided &&
+	test_grep "allow" decided
+'
+
+test_expect_success 'rules fetch of rules that do not load: the API'"'"'s LINE:COL, exit 2, FILE unchanged, nothing left beside it' '
+	api "$TAGGED_URL" &&
+	cp fleet.yaml fleet.before &&
+	printf "version: 1\nallow: [fleet.example.com]\nalow: [typo.example.com]\n" >api-rules.yaml &&
+	fetch_rules && test "$fetch_code" = 2 &&
+	test_grep "^$RULES_URL:3:1: " err &&
+	test_grep "do not load: fleet.yaml is unchanged" err &&
+	test_cmp fleet.before fleet.yaml &&
+	! ls fleet.yaml.fetch.* 2>/dev/null
+'
+
+test_expect_success 'rules fetch: an API error answer or none at all is exit 1, FILE unchanged; no API configured is exit 2; the token never shown' '
+	api "$TAGGED_URL" &&
+	cp fleet.yaml fleet.before &&
+	printf "status 503\n" >api-rules.yaml &&
+	fetch_rules && test "$fetch_code" = 1 &&
+	test_grep "gave no rules [(]HTTP 503[)]: fleet.yaml is unchanged" err &&
+	api "http://127.0.0.1:$(free_port)" &&
+	fetch_rules && test "$fetch_code" = 1 &&
+	test_grep "gave no rules [(]Couldn.t connect" err &&
+	test_cmp fleet.before fleet.yaml &&
+	no_api &&
+	fetch_rules && test "$fetch_code" = 2 &&
+	test_grep "INTUTIC_API_URL is not set" err &&
+	test_expect_code 2 "$INTUTIC" rules fetch 2>err &&
+	test_grep "[-][-]out FILE says where the rules go" err &&
+	printf "version: 1\nallow: [fleet.example.com]\n" >api-rules.yaml &&
+	! grep -r -e "$TOKEN" out err fleet.yaml
 '
 
 test_expect_success 'a base URL with a path and a trailing slash' '

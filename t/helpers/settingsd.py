@@ -24,6 +24,11 @@ With --etag, a "level LEVEL" answer carries an ETag (a hash of its body),
 and a request whose If-None-Match names that tag gets 304 Not Modified
 with the ETag and no body, as an API that lets clients revalidate does.
 
+GET /api/v1/workspace/rules answers the --rules-file's content (200,
+application/yaml), read again for every request, with an ETag as above
+under --etag; a rules file whose first line is "status CODE" answers that
+status instead.  Without --rules-file it is 404.
+
 With --token-file, a request whose "Authorization: Bearer TOKEN" does not
 carry the token in that file gets 401.  Each request is logged to stderr as
 "settingsd: METHOD TARGET auth=ok|missing|wrong answer=WORDS inm=TAG|none"
@@ -52,6 +57,7 @@ ANSWER_FILE_MAX = 1024 * 1024   # bytes of the answer file
 CHUNK = 16384
 
 API_PATH = "/api/v1/workspace/settings"
+RULES_PATH = "/api/v1/workspace/rules"
 REASONS = {200: "OK", 302: "Found", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized",
            403: "Forbidden", 404: "Not Found", 500: "Internal Server Error",
            502: "Bad Gateway", 503: "Service Unavailable"}
@@ -76,6 +82,7 @@ class Server:
     def __init__(self, args):
         self.answer_file = args.answer_file
         self.etag = args.etag
+        self.rules_file = args.rules_file
         self.token = None
         if args.token_file:
             with open(args.token_file, "rb") as f:
@@ -138,11 +145,41 @@ class Server:
             return "ok"
         return "wrong"
 
+    def serve_rules(self, sock, headers):
+        auth = self.auth(headers)
+        with open(self.rules_file, "rb") as f:
+            body = f.read(ANSWER_FILE_MAX + 1)
+        inm = headers.get("if-none-match")
+        tag = None
+        if self.etag:
+            tag = '"%s"' % hashlib.sha256(body).hexdigest()[:16]
+        status = 200
+        first = body.split(b"\n", 1)[0].split()
+        if len(first) == 2 and first[0] == b"status":
+            status, tag = int(first[1]), None
+        not_modified = auth == "ok" and tag is not None and inm == tag
+        log("settingsd: GET %s auth=%s inm=%s%s" % (
+            RULES_PATH, auth, inm or "none", " -> 304" if not_modified else ""))
+        if auth != "ok":
+            self.send(sock, 401, b'{"error": "unauthorized"}\n')
+        elif not_modified:
+            self.send_head(sock, 304, [("ETag", tag)])
+        elif status != 200:
+            self.send(sock, status, b'{"error": "as told"}\n')
+        else:
+            extra = [("ETag", tag)] if tag is not None else []
+            self.send_head(sock, 200, [("Content-Type", "application/yaml"),
+                                       ("Content-Length", str(len(body)))] + extra)
+            sock.sendall(body)
+
     def serve(self, sock, host_port):
         method, target, headers = self.read_head(sock)
         if target == "/elsewhere":
             log("settingsd: %s %s" % (method, target))
             self.send(sock, 200, good_body("off"))
+            return
+        if method == "GET" and target == RULES_PATH and self.rules_file:
+            self.serve_rules(sock, headers)
             return
         if method != "GET" or target != API_PATH:
             log("settingsd: %s %s -> 404" % (method, target))
@@ -245,6 +282,7 @@ def main():
     ap.add_argument("--answer-file", required=True,
                     help="what to answer (read for every request)")
     ap.add_argument("--token-file", help="the bearer token to expect")
+    ap.add_argument("--rules-file", help="what /api/v1/workspace/rules answers")
     ap.add_argument("--etag", action="store_true",
                     help="tag level answers, answer 304 to a matching If-None-Match")
     args = ap.parse_args()
