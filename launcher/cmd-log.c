@@ -730,22 +730,12 @@ static int
 log_find(const char *opt_dir, char *path, size_t len)
 {
 	struct proxy_state st;
-	char dir[PATH_MAX], err[STATE_ERROR_MAX];
+	int r;
 
-	if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
-		return EXIT_USAGE;
-	switch (state_read(dir, &st, err, sizeof(err))) {
-	case STATE_OK:
-		break;
-	case STATE_MISSING:
-		error("not running (no state file '%s'): no audit log to "
-		    "show; start the proxy with `intutic start --audit FILE`, "
-		    "or give a log with --file FILE", st.path);
-		return EXIT_NOT_RUNNING;
-	default:
-		error("%s", err);
-		return EXIT_FAILURE;
-	}
+	if ((r = config_state_find(opt_dir, &st, ": no audit log to show; "
+	    "start the proxy with `intutic start --audit FILE`, or give a log "
+	    "with --file FILE", 0)) != 0)
+		return r;
 	if (st.audit[0] == '\0') {
 		error("the proxy (pid %ld, state file '%s') writes no audit "
 		    "log: start it with --audit FILE, syslog or journal",

@@ -82,7 +82,7 @@ cmd_reload_exec(int argc, char **argv)
 	struct proc p;
 	struct timespec tick = { 0, RELOAD_POLL_MS * 1000000L };
 	const char *opt_dir = NULL, *v;
-	char dir[PATH_MAX], err[STATE_ERROR_MAX + 256], what[PATH_MAX];
+	char err[STATE_ERROR_MAX + 256], what[PATH_MAX];
 	char msg[RULES_PATH_MAX + RULES_ERROR_MAX + 64];
 	unsigned long long before[2], now[2];
 	enum proc_kind kind;
@@ -105,19 +105,9 @@ cmd_reload_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_reload_entry,
 		    "reload: unknown argument '%s'", argv[i]);
 	}
-	if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
-		return EXIT_USAGE;
-	switch (state_read(dir, &st, err, sizeof(err))) {
-	case STATE_OK:
-		break;
-	case STATE_MISSING:
-		error("not running (no state file '%s'): nothing to reload; "
-		    "start it with `intutic start`", st.path);
-		return EXIT_NOT_RUNNING;
-	default:
-		error("%s", err);
-		return EXIT_FAILURE;
-	}
+	if ((r = config_state_find(opt_dir, &st, ": nothing to reload; start "
+	    "it with `intutic start`", 0)) != 0)
+		return r;
 	kind = PROC_GONE;
 	if (proc_open(&p, st.pid) == 0) {
 		kind = proc_kind_started(&p, st.started, what, sizeof(what));

@@ -257,7 +257,7 @@ cmd_status_exec(int argc, char **argv)
 	struct status_metrics m;
 	struct proc p;
 	const char *opt_dir = NULL;
-	char dir[PATH_MAX], err[STATE_ERROR_MAX + 256], what[PATH_MAX];
+	char err[STATE_ERROR_MAX + 256], what[PATH_MAX];
 	unsigned long long vals[STATUS_METRIC_COUNT];
 	char why[PATH_MAX + 128];
 	enum proc_kind kind;
@@ -276,23 +276,16 @@ cmd_status_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_status_entry,
 		    "status: unknown argument '%s'", argv[i]);
 	}
-	if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
-		return EXIT_USAGE;
-
-	switch (state_read(dir, &st, err, sizeof(err))) {
-	case STATE_OK:
-		break;
-	case STATE_MISSING:
+	if ((r = config_state_find(opt_dir, &st, NULL, 1)) == EXIT_NOT_RUNNING) {
 		if (json)
 			status_json(&st, "not running", "no state file", NULL);
 		else
 			printf("intutic: not running (no state file '%s')\n",
 			    st.path);
 		return EXIT_NOT_RUNNING;
-	default:
-		error("%s", err);
-		return EXIT_FAILURE;
 	}
+	if (r != 0)
+		return r;
 	kind = PROC_GONE;
 	if (proc_open(&p, st.pid) == 0) {
 		kind = proc_kind_started(&p, st.started, what, sizeof(what));

@@ -89,7 +89,7 @@ cmd_stop_exec(int argc, char **argv)
 	struct proxy_state st;
 	struct proc p;
 	const char *opt_dir = NULL, *v;
-	char dir[PATH_MAX], err[STATE_ERROR_MAX], what[PATH_MAX];
+	char what[PATH_MAX];
 	enum proc_kind kind;
 	int i, r, timeout = STOP_TIMEOUT_S;
 
@@ -108,20 +108,8 @@ cmd_stop_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_stop_entry,
 		    "stop: unknown argument '%s'", argv[i]);
 	}
-	if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
-		return EXIT_USAGE;
-
-	switch (state_read(dir, &st, err, sizeof(err))) {
-	case STATE_OK:
-		break;
-	case STATE_MISSING:
-		error("not running (no state file '%s')",
-		    st.path);
-		return EXIT_NOT_RUNNING;
-	default:
-		error("%s", err);
-		return EXIT_FAILURE;
-	}
+	if ((r = config_state_find(opt_dir, &st, NULL, 0)) != 0)
+		return r;
 
 	if (proc_open(&p, st.pid) != 0)
 		return stop_stale(&st, PROC_GONE, NULL);

@@ -15,6 +15,7 @@
 #include "intutic.h"
 #include "log.h"
 #include "paths.h"
+#include "state.h"
 
 int
 config_state_dir(const char *dir, char *buf, size_t len)
@@ -85,4 +86,26 @@ config_rules_path(const char *opt, char *buf, size_t len)
 		return buf;
 	snprintf(buf, len, "%s/rules/default.yaml", INTUTIC_DATADIR);
 	return buf;
+}
+
+int
+config_state_find(const char *opt_dir, struct proxy_state *st,
+    const char *hint, int quiet)
+{
+	char dir[PATH_MAX], err[STATE_ERROR_MAX];
+
+	if (config_state_dir_find(opt_dir, dir, sizeof(dir)) != 0)
+		return EXIT_USAGE;
+	switch (state_read(dir, st, err, sizeof(err))) {
+	case STATE_OK:
+		return 0;
+	case STATE_MISSING:
+		if (!quiet)
+			error("not running (no state file '%s')%s", st->path,
+			    hint != NULL ? hint : "");
+		return EXIT_NOT_RUNNING;
+	default:
+		error("%s", err);
+		return EXIT_FAILURE;
+	}
 }

@@ -73,6 +73,17 @@ int	 config_state_dir(const char *dir, char *buf, size_t len);
  * does, that one.
  */
 int	 config_state_dir_find(const char *dir, char *buf, size_t len);
+/*
+ * The running proxy's state file, for the commands that talk to it: the
+ * state directory config_state_dir_find() finds, its state file read into
+ * *st.  0 when it was read; else the exit status, after an error message:
+ * EXIT_USAGE (no state directory), EXIT_NOT_RUNNING ("not running (no
+ * state file 'PATH')" and hint after it, unless quiet: the caller says
+ * it), EXIT_FAILURE (a state file that cannot be read).
+ */
+struct proxy_state;
+int	 config_state_find(const char *dir, struct proxy_state *st,
+	    const char *hint, int quiet);
 
 /*
  * The running proxy's counters (cmd-status.c): each of the n samples of
