@@ -36,4 +36,28 @@ int	 spawn_run(char *const argv[], char *const envp[], int show_err,
 int	 spawn_foreground(char *const argv[], char *const envp[],
 	    int out_to_err, char *why, size_t whylen);
 
+/*
+ * spawn_foreground(), its stderr passed on through a pipe as it comes and
+ * the last taillen - 1 bytes of it kept in `tail` (NUL-terminated) for the
+ * caller to read the failure in.
+ */
+int	 spawn_foreground_tail(char *const argv[], char *const envp[],
+	    int out_to_err, char *tail, size_t taillen, char *why,
+	    size_t whylen);
+
+#define SPAWN_LINE_MAX	4096	/* bytes of a line handed on; more cut */
+#define SPAWN_GRACE_MS	10000	/* from SIGTERM to SIGKILL of a group */
+
+/*
+ * Runs argv in a process group of its own, stdin /dev/null, its stdout and
+ * stderr into one pipe whose lines (without the newline, a longer one cut
+ * at SPAWN_LINE_MAX - 1 bytes) are handed to line_cb(line, arg) as they
+ * come, and waits.  A SIGINT, SIGTERM, SIGHUP or SIGQUIT received meanwhile
+ * ends the whole group (that signal; SIGKILL after SPAWN_GRACE_MS) and is
+ * kept in *signo (0 when none came).  Its exit status, 128+N when signal N
+ * ended it, or -1 and why when it could not be started.
+ */
+int	 spawn_lines(char *const argv[], void (*line_cb)(const char *, void *),
+	    void *arg, int *signo, char *why, size_t whylen);
+
 #endif /* INTUTIC_SPAWN_H */

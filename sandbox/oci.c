@@ -38,6 +38,7 @@
 #include "hostfw.h"
 #include "intutic.h"
 #include "log.h"
+#include "oci-fail.h"
 #include "spawn.h"
 
 #define OCI_INFO_MS		10000	/* `RUNTIME info` */
@@ -52,6 +53,17 @@
 #define OCI_SECCOMP		"seccomp.json"	/* in the sandbox directory */
 #define OCI_RESOLV_CONF		"resolv.conf"	/* ditto */
 #define OCI_ADDR_TRIES		8	/* addresses tried for a container */
+#define OCI_BUILD_OUT_MAX	(256 * 1024)	/* a build's output kept */
+#define OCI_STEP_SHOWN		72	/* bytes of a step on its line */
+#define OCI_LEFT_MAX		64	/* containers a killed build left */
+#define OCI_LIST_MAX		(16 * 1024)	/* `podman ps --external` */
+#define OCI_RUN_TAIL		8192	/* bytes of `RUNTIME run`'s stderr read */
+#define OCI_CONTAINERS_CONF	"containers.conf"	/* in the sandbox dir */
+#define OCI_BASE_RECIPE		"`debootstrap --variant=minbase " \
+	"--include=nftables,libcap2-bin,jq,bash,curl,ca-certificates " \
+	"bookworm rootfs && tar -C rootfs -c . | %s import - " \
+	"localhost/base:bookworm`, then re-run with " \
+	"INTUTIC_SANDBOX_BASE=localhost/base:bookworm (sandbox/README.md)"
 
 extern char **environ;
 
@@ -347,26 +359,164 @@ oci_sandbox_file(const char *file, char *path, size_t len)
 	return -1;
 }
 
-/* Builds IMAGE from DOCKERFILE in DIR, output on stderr; 0 or -1. */
+/* The signal that stopped an image build (0: none): the run's status. */
+static int oci_signalled;
+
+/*
+ * A build's output: its last OCI_BUILD_OUT_MAX bytes, and its last step
+ * ("STEP N/M: TEXT"), for the progress lines and for the failure.
+ */
+struct oci_build_out {
+	const char	*image;
+	char		*buf;		/* OCI_BUILD_OUT_MAX bytes and a NUL */
+	size_t		 len;
+	int		 cut;		/* its start was dropped */
+	unsigned int	 n, m;		/* the last step, N of M */
+	char		 step[SPAWN_LINE_MAX];
+};
+
+/* spawn_lines()'s callback: a progress line per step, every line kept. */
+static void
+oci_build_line_cb(const char *line, void *arg)
+{
+	struct oci_build_out *b = arg;
+	const char *text;
+	size_t len = strlen(line), drop;
+
+	if (oci_fail_step(line, &b->n, &b->m, &text)) {
+		snprintf(b->step, sizeof(b->step), "%s", text);
+		error("building %s: step %u/%u: %.*s%s", b->image, b->n, b->m,
+		    OCI_STEP_SHOWN, text, strlen(text) > OCI_STEP_SHOWN ?
+		    "..." : "");
+	}
+	if (len + 1 > OCI_BUILD_OUT_MAX)
+		len = OCI_BUILD_OUT_MAX - 1;
+	if (b->len + len + 1 > OCI_BUILD_OUT_MAX) {
+		drop = b->len + len + 1 - OCI_BUILD_OUT_MAX;
+		memmove(b->buf, b->buf + drop, b->len - drop);
+		b->len -= drop;
+		b->cut = 1;
+	}
+	memcpy(b->buf + b->len, line, len);
+	b->buf[b->len + len] = '\n';
+	b->len += len + 1;
+}
+
+/*
+ * A failed build's output on stderr, once: its script is in the STEP line,
+ * so the runtime's closing "Error: building at STEP \"SCRIPT\": WHY" is
+ * shortened to the step's number.
+ */
+static void
+oci_build_dump(const struct oci_build_out *b)
+{
+	char prefix[SPAWN_LINE_MAX + 32];
+	const char *p = b->buf, *end = b->buf + b->len, *nl;
+	size_t plen;
+
+	plen = (size_t)snprintf(prefix, sizeof(prefix),
+	    "Error: building at STEP \"%s\": ", b->step);
+	if (b->cut && (nl = memchr(p, '\n', b->len)) != NULL) {
+		fprintf(stderr, "[... the start of the output left out]\n");
+		p = nl + 1;
+	}
+	/* every line kept ends in a newline (oci_build_line_cb()) */
+	for (; p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
+	    p = nl + 1) {
+		if (b->step[0] != '\0' && plen < sizeof(prefix) &&
+		    (size_t)(nl - p) >= plen && memcmp(p, prefix, plen) == 0)
+			fprintf(stderr, "Error: building at step %u/%u: %.*s\n",
+			    b->n, b->m, (int)(nl - p - (ptrdiff_t)plen), p + plen);
+		else
+			fprintf(stderr, "%.*s\n", (int)(nl - p), p);
+	}
+}
+
+/*
+ * Podman: the storage (buildah) containers there are, "ID Storage" lines
+ * into out; 0, or -1.  A build stopped by a signal leaves its working
+ * containers behind there (docker's daemon ends its own build).
+ */
+static int
+oci_build_containers(const struct oci *c, char *out, size_t len)
+{
+	out[0] = '\0';
+	if (strcmp(c->name, "podman") != 0)
+		return -1;
+	return oci_query(c, out, len, OCI_QUERY_MS, "ps", "-a", "--external",
+	    "--format", "{{.ID}} {{.Status}}") == 0 ? 0 : -1;
+}
+
+/*
+ * The storage containers of `after` that `before` did not list: the
+ * stopped build's, removed.  How many were, or -1 when one could not be.
+ */
+static int
+oci_build_clean(const struct oci *c, const char *before, char *after)
+{
+	char *line, *save = NULL, *sp, id[80];
+	int n = 0, bad = 0, i;
+
+	for (line = strtok_r(after, "\n", &save), i = 0;
+	    line != NULL && i < OCI_LEFT_MAX;
+	    line = strtok_r(NULL, "\n", &save), i++) {
+		if ((sp = strchr(line, ' ')) == NULL ||
+		    strcmp(sp + 1, "Storage") != 0 ||
+		    (size_t)(sp - line) >= sizeof(id) - 1)
+			continue;
+		snprintf(id, sizeof(id), "%.*s ", (int)(sp - line), line);
+		if (strstr(before, id) != NULL)
+			continue;
+		id[sp - line] = '\0';
+		if (oci_query(c, NULL, 0, OCI_QUERY_MS, "rm", "-f", id, NULL,
+		    NULL) == 0)
+			n++;
+		else
+			bad = 1;
+	}
+	return bad ? -1 : n;
+}
+
+/*
+ * Builds IMAGE from the sandbox directory's FILE on BASE (NULL: the
+ * Dockerfile's), a line on stderr per step and the runtime's output only
+ * when it fails; 0 or -1 (said; oci_signalled set when a signal stopped
+ * it, its process group ended and the containers it made removed).
+ */
 static int
 oci_build(const struct oci *c, const char *image, const char *file,
     const char *base)
 {
 	char dir[PATH_MAX], df[PATH_MAX], barg[512], varg[64], why[256];
+	char *before = NULL, *after = NULL;
+	struct oci_build_out b;
 	struct argvb ab;
 	char **argv;
-	int st;
+	int st, sig, left, r = -1;
 
 	if (oci_sandbox_file(file, df, sizeof(df)) != 0)
 		return -1;
+	memset(&b, 0, sizeof(b));
+	b.image = image;
+	if ((b.buf = malloc(OCI_BUILD_OUT_MAX + 1)) == NULL ||
+	    (before = calloc(1, OCI_LIST_MAX)) == NULL ||
+	    (after = calloc(1, OCI_LIST_MAX)) == NULL) {
+		free(b.buf);
+		free(before);
+		error("out of memory");
+		return -1;
+	}
 	snprintf(dir, sizeof(dir), "%s", df);
 	*strrchr(dir, '/') = '\0';
 	snprintf(varg, sizeof(varg), "VERSION=%s", PACKAGE_VERSION);
 	error("building the sandbox image %s from %s "
 	    "(once; it is reused afterwards)", image, df);
+	(void)oci_build_containers(c, before, OCI_LIST_MAX);
 	argvb_init(&ab);
 	argvb_add(&ab, c->rt);
 	argvb_add(&ab, "build");
+	/* Intermediate containers removed when a step fails too. */
+	argvb_add(&ab, "--force-rm");
 	argvb_add(&ab, "-t");
 	argvb_add(&ab, image);
 	argvb_add(&ab, "-f");
@@ -380,20 +530,50 @@ oci_build(const struct oci *c, const char *image, const char *file,
 	}
 	argvb_add(&ab, dir);
 	if ((argv = argvb_done(&ab)) == NULL) {
-		argvb_free(&ab);
 		error("out of memory");
-		return -1;
+		goto out;
 	}
-	st = spawn_foreground(argv, NULL, 1, why, sizeof(why));
-	argvb_free(&ab);
+	fflush(NULL);
+	st = spawn_lines(argv, oci_build_line_cb, &b, &sig, why, sizeof(why));
+	b.buf[b.len] = '\0';
+	if (sig != 0) {
+		oci_signalled = sig;
+		left = oci_build_containers(c, after, OCI_LIST_MAX) == 0 ?
+		    oci_build_clean(c, before, after) : 0;
+		if (left < 0)
+			error("building %s was stopped by signal %d; a container "
+			    "it made could not be removed: see `%s ps -a "
+			    "--external`; nothing was run", image, sig, c->name);
+		else
+			error("building %s was stopped by signal %d (%d "
+			    "container%s it made removed); nothing was run",
+			    image, sig, left, left == 1 ? "" : "s");
+		goto out;
+	}
+	if (st < 0) {
+		error("%s; nothing was run", why);
+		goto out;
+	}
 	if (st != 0) {
-		if (st < 0)
-			error("%s", why);
-		error("building %s failed; nothing was "
-		    "run", image);
-		return -1;
+		oci_build_dump(&b);
+		if (oci_fail_pull(b.buf)) {
+			error("building %s failed: its base image %s cannot be "
+			    "pulled; build it on a local base: " OCI_BASE_RECIPE
+			    "; nothing was run", image, base != NULL ? base :
+			    "(the Dockerfile's)", c->name);
+		} else
+			error("building %s failed (exit %d; %s build's output "
+			    "is above): fix what it says and re-run; nothing "
+			    "was run", image, st, c->name);
+		goto out;
 	}
-	return 0;
+	r = 0;
+ out:
+	argvb_free(&ab);
+	free(b.buf);
+	free(before);
+	free(after);
+	return r;
 }
 
 /* Pulls IMAGE, output on stderr; 0 or -1. */
@@ -410,8 +590,10 @@ oci_pull(const struct oci *c, const char *image)
 	if ((st = spawn_foreground(argv, NULL, 1, why, sizeof(why))) != 0) {
 		if (st < 0)
 			error("%s", why);
-		error("cannot pull %s; nothing was "
-		    "run", image);
+		error("cannot pull %s (%s pull's message is above): check "
+		    "the name, or pull, build or load it as the user who runs "
+		    "intutic (`%s images` lists what is there); nothing was run",
+		    image, c->name, c->name);
 		return -1;
 	}
 	return 0;
@@ -623,6 +805,65 @@ oci_ruleset(const struct exec_run *run, const struct oci *c, char **out)
 	return r;
 }
 
+/*
+ * The containers.conf intutic ships (installed in the sandbox directory,
+ * contrib/ in the source tree): 0 with its path, or -1.
+ */
+static int
+oci_conf_path(char *path, size_t len)
+{
+	if ((size_t)snprintf(path, len, "%s/sandbox/%s", INTUTIC_DATADIR,
+	    OCI_CONTAINERS_CONF) < len && access(path, R_OK) == 0)
+		return 0;
+	if ((size_t)snprintf(path, len, "%s/contrib/%s", INTUTIC_SRCDIR,
+	    OCI_CONTAINERS_CONF) < len && access(path, R_OK) == 0)
+		return 0;
+	return -1;
+}
+
+/*
+ * The one line for a known cause of `RUNTIME run` failing, with its fix.
+ */
+static void
+oci_fail_say(const struct oci *c, enum oci_fail f)
+{
+	char conf[PATH_MAX];
+
+	switch (f) {
+	case OCI_FAIL_RLIMIT:
+		if (oci_conf_path(conf, sizeof(conf)) != 0)
+			snprintf(conf, sizeof(conf), "contrib/containers.conf");
+		error("%s run failed: the OCI runtime cannot set the container's "
+		    "ulimits on this host's cgroup layout (hybrid or v1): give "
+		    "%s explicit default_ulimits, as %s does (`CONTAINERS_CONF=%s "
+		    "intutic exec ...`, or copy it to %s); nothing was run",
+		    c->name, c->name, conf, conf, getuid() == 0 ?
+		    "/etc/containers/containers.conf" :
+		    "~/.config/containers/containers.conf");
+		break;
+	case OCI_FAIL_ROOTLESS_NET:
+		error("%s run failed: rootless networking needs slirp4netns or "
+		    "pasta and %s found neither: install one (`apt-get install "
+		    "slirp4netns` or `passt`), then re-run; nothing was run",
+		    c->name, c->name);
+		break;
+	case OCI_FAIL_NO_IMAGE:
+		error("%s run failed: the image %s is not in the storage of the "
+		    "user who runs intutic: pull or build it as that user (`%s "
+		    "images` lists what is there), then re-run; nothing was run",
+		    c->name, c->image, c->name);
+		break;
+	case OCI_FAIL_NO_ADDR:
+		error("%s run failed: its bridge network gave the container no "
+		    "address: free some (`%s ps -a`: containers holding one) or "
+		    "check `%s network inspect`, then re-run; nothing was run",
+		    c->name, c->name, c->name);
+		break;
+	case OCI_FAIL_UNKNOWN:
+		break;
+	}
+}
+
 int
 oci_run(const struct exec_run *run)
 {
@@ -636,6 +877,8 @@ oci_run(const struct exec_run *run)
 	char *ruleset = NULL, memory[32], cpus[32];
 	char pids[32], workdir[PATH_MAX], *names[EXEC_ENV_MAX + 32];
 	char seccomp[PATH_MAX + 16], resolv[PATH_MAX + 32], dnsopt[80];
+	char tail[OCI_RUN_TAIL];
+	enum oci_fail fail;
 	size_t i, nnames = 0;
 	int st, r = EXIT_CANNOT_RUN;
 
@@ -652,8 +895,12 @@ oci_run(const struct exec_run *run)
 		    sizeof(why)) != 0)
 			return EXIT_USAGE;
 	if (oci_shipped_args(seccomp, sizeof(seccomp), resolv,
-	    sizeof(resolv)) != 0 || oci_image(o, &c) != 0 ||
-	    oci_ruleset(run, &c, &ruleset) != 0)
+	    sizeof(resolv)) != 0)
+		return EXIT_CANNOT_RUN;
+	if (oci_image(o, &c) != 0)
+		return oci_signalled != 0 ? 128 + oci_signalled :
+		    EXIT_CANNOT_RUN;
+	if (oci_ruleset(run, &c, &ruleset) != 0)
 		return EXIT_CANNOT_RUN;
 
 	if (exec_env(run, &e, OCI_HOST_NAME, run->loc->port, 0) != 0 ||
@@ -764,10 +1011,15 @@ oci_run(const struct exec_run *run)
 	}
 
 	fflush(NULL);
-	st = spawn_foreground(argv, envp, 0, why, sizeof(why));
+	st = spawn_foreground_tail(argv, envp, 0, tail, sizeof(tail), why,
+	    sizeof(why));
 	if (st < 0)
 		error("%s", why);
-	else if (st == 125)
+	else if (st >= 125 && st <= 127 &&
+	    (fail = oci_fail_classify(tail)) != OCI_FAIL_UNKNOWN) {
+		oci_fail_say(&c, fail);
+		st = EXIT_CANNOT_RUN;
+	} else if (st == 125)
 		error("exit 125: %s run or the "
 		    "sandbox's entrypoint failed (the message is above), or the "
 		    "command itself exited 125", c.name);

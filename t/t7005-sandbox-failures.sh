@@ -1,0 +1,197 @@
+#!/bin/sh
+test_description='intutic exec --sandbox when things fail, with real podman: an image build shows a line per step and its output only when it fails, once; a base that cannot be pulled names INTUTIC_SANDBOX_BASE; SIGTERM during a build ends it, nothing runs after and no container is left; the runtime'\''s known failures in one line with the fix and exit 125, unknown ones as the runtime said them'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+. "$top_srcdir/t/lib-sandbox.sh"
+sandbox_isolate_netns
+test_require_proxy curl
+
+test_exec_env
+
+# t7005_dir NAME: a sandbox directory of the launcher's (INTUTIC_SANDBOX_DIR)
+# whose Dockerfile is stdin, beside the shipped seccomp.json and resolv.conf.
+t7005_dir () {
+	mkdir -p "$1" &&
+	cp "$top_srcdir/sandbox/seccomp.json" "$top_srcdir/sandbox/resolv.conf" "$1/" &&
+	cat >"$1/Dockerfile"
+}
+
+# t7005_storage: the storage (buildah) containers podman has, sorted.
+t7005_storage () {
+	sandbox_podman ps -a --external --format "{{.ID}} {{.Status}}" |
+	    grep " Storage\$" | sort
+}
+
+# t7005_build [ENV=VALUE...]: intutic exec --sandbox of the default image
+# (INTUTIC_SANDBOX_IMAGE, built on first use from INTUTIC_SANDBOX_DIR on
+# INTUTIC_SANDBOX_BASE), podman called through wrap/podman (its log in
+# podman.log); out, err, rc.
+t7005_build () {
+	rc=0
+	env PATH="$PWD/wrap:$PATH" "$@" timeout -k 5 "$SANDBOX_BUILD_SECONDS" \
+		"$INTUTIC" exec --state-dir "$PROXY_DIR/state" --sandbox \
+		--sandbox-runtime podman -- true >out 2>err || rc=$?
+}
+
+test_expect_success 'setup: the image, the proxy on the bridge, a podman that logs its calls' '
+	sandbox_setup &&
+	start_origin origin &&
+	fill_rules proxy-http/forward.yaml rules.yaml PORTS="$ORIGIN_PORT" &&
+	start_sandbox_proxy rules.yaml &&
+	real=$(command -v podman) &&
+	mkdir wrap &&
+	cat >wrap/podman <<-WRAP &&
+	#!/bin/sh
+	printf "%s\n" "\$*" >>"$PWD/podman.log"
+	if test "\$1" = run && test -n "\${T7005_RUN_ERR:-}"; then
+		printf "%s\n" "\$T7005_RUN_ERR" >&2
+		exit "\${T7005_RUN_STATUS:-126}"
+	fi
+	exec "$real" "\$@"
+	WRAP
+	chmod +x wrap/podman &&
+	INTUTIC_SANDBOX_BASE=$SANDBOX_BASE_IMAGE &&
+	export INTUTIC_SANDBOX_BASE &&
+	test_atexit "sandbox_podman rmi -f localhost/intutic/t7005:fail-$$ \
+		localhost/intutic/t7005:sleep-$$ localhost/intutic/t7005:pull-$$ >/dev/null 2>&1" &&
+	t7005_storage >storage.before
+'
+
+test_expect_success 'a failing build: a line per step, its output once, the script once, exit 125, nothing run' '
+	t7005_dir fail <<-\EOF &&
+	ARG BASE
+	FROM ${BASE}
+	RUN echo t7005-step-two
+	RUN set -e; : padding-so-that-the-progress-line-is-cut-before-the-marker; echo t7005-marker; exit 3
+	EOF
+	: >podman.log &&
+	t7005_build INTUTIC_SANDBOX_DIR="$PWD/fail" \
+		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7005:fail-$$ &&
+	test "$rc" = 125 &&
+	test_grep "^intutic exec: building localhost/intutic/t7005:fail-$$: step 1/3: FROM " err &&
+	test_grep "^intutic exec: building localhost/intutic/t7005:fail-$$: step 2/3: RUN echo t7005-step-two\$" err &&
+	test_grep "^intutic exec: building localhost/intutic/t7005:fail-$$: step 3/3: RUN set -e; : padding.*\.\.\.\$" err &&
+	test_grep "^t7005-marker\$" err &&
+	test "$(grep -c "echo t7005-marker" err)" = 1 &&
+	test_grep "^Error: building at step 3/3: " err &&
+	test_grep "building localhost/intutic/t7005:fail-$$ failed \(exit [0-9]+; podman build.s output is above\): fix what it says and re-run; nothing was run" err &&
+	test_grep -v "^run " podman.log &&
+	t7005_storage >storage.after &&
+	test_cmp storage.before storage.after
+'
+
+test_expect_success 'a build that succeeds: its steps, not its output' '
+	t7005_dir ok <<-\EOF &&
+	ARG BASE
+	FROM ${BASE}
+	RUN echo t7005-quiet-output
+	EOF
+	cp "$top_srcdir/sandbox/entrypoint.sh" ok/ &&
+	sed -n "/^COPY/,\$p" "$top_srcdir/sandbox/Dockerfile" >>ok/Dockerfile &&
+	test_when_finished "sandbox_podman rmi -f localhost/intutic/t7005:ok-$$ >/dev/null 2>&1" &&
+	t7005_build INTUTIC_SANDBOX_DIR="$PWD/ok" \
+		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7005:ok-$$ &&
+	test "$rc" = 0 &&
+	test_grep "building localhost/intutic/t7005:ok-$$: step 2/[0-9]+: RUN echo t7005-quiet-output" err &&
+	test_grep -v "^t7005-quiet-output" err &&
+	test_grep "^run " podman.log
+'
+
+test_expect_success 'a base that cannot be pulled: the error names INTUTIC_SANDBOX_BASE and a recipe' '
+	t7005_build INTUTIC_SANDBOX_DIR="$top_srcdir/sandbox" \
+		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7005:pull-$$ \
+		INTUTIC_SANDBOX_BASE=localhost/intutic-t7005-none:$$ &&
+	test "$rc" = 125 &&
+	test_grep "its base image localhost/intutic-t7005-none:$$ cannot be pulled; build it on a local base: .*debootstrap .*podman import .*INTUTIC_SANDBOX_BASE=" err &&
+	test "$(grep -c "INTUTIC_SANDBOX_BASE" err)" = 1
+'
+
+test_expect_success 'SIGTERM during a build: the launcher ends it, no podman run, no container left' '
+	t7005_dir sleep <<-\EOF &&
+	ARG BASE
+	FROM ${BASE}
+	RUN sleep 47.25
+	EOF
+	: >podman.log &&
+	(
+		env PATH="$PWD/wrap:$PATH" INTUTIC_SANDBOX_DIR="$PWD/sleep" \
+			INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7005:sleep-$$ \
+			"$INTUTIC" exec --state-dir "$PROXY_DIR/state" --sandbox \
+			--sandbox-runtime podman -- true >out 2>err &
+		echo $! >launcher.pid
+		wait $!
+		echo $? >launcher.rc
+	) &
+	i=0 &&
+	until grep -q "step 2/2: RUN sleep 47.25" err 2>/dev/null; do
+		i=$((i + 1)) && test $i -le 300 && sleep 0.2 || return 1
+	done &&
+	sleep 1 &&
+	kill -TERM "$(cat launcher.pid)" &&
+	i=0 &&
+	until test -s launcher.rc; do
+		i=$((i + 1)) && test $i -le 150 && sleep 0.2 || return 1
+	done &&
+	test "$(cat launcher.rc)" = 143 &&
+	test_grep "building localhost/intutic/t7005:sleep-$$ was stopped by signal 15 \([0-9]+ containers? it made removed\); nothing was run" err &&
+	test_grep -v "^run " podman.log &&
+	t7005_storage >storage.after &&
+	test_cmp storage.before storage.after &&
+	! ps -eo args | grep -v grep | grep -q -F "sleep 47.25" &&
+	! sandbox_podman image exists localhost/intutic/t7005:sleep-$$
+'
+
+test_expect_success 'a missing --sandbox-image: the pull fails, exit 125 with what to do' '
+	sandbox_exec --sandbox-image localhost/intutic-t7005-none:$$ -- true &&
+	test "$rc" = 125 &&
+	test_grep "cannot pull localhost/intutic-t7005-none:$$ \(podman pull.s message is above\): check the name, or pull, build or load it as the user who runs intutic" err
+'
+
+test_expect_success 'runc cannot set the ulimits (hybrid cgroups): one line naming containers.conf, exit 125' '
+	T7005_RUN_ERR="Error: OCI runtime error: runc: runc create failed: unable to start container process: error during container init: error setting rlimit type 7: operation not permitted" &&
+	export T7005_RUN_ERR &&
+	test_when_finished "unset T7005_RUN_ERR" &&
+	PATH="$PWD/wrap:$PATH" sandbox_exec -- true &&
+	test "$rc" = 125 &&
+	test_grep "error setting rlimit type 7" err &&
+	test_grep "^intutic exec: podman run failed: the OCI runtime cannot set the container.s ulimits on this host.s cgroup layout \(hybrid or v1\): give podman explicit default_ulimits, as .*containers.conf does \(\`CONTAINERS_CONF=" err &&
+	test "$(grep -c "^intutic exec:" err)" = 1
+'
+
+test_expect_success 'no slirp4netns or pasta, no address on the bridge, no image: each its own line' '
+	T7005_RUN_ERR="Error: could not find slirp4netns, the network namespace cannot be configured: exec: \"slirp4netns\": executable file not found in \$PATH" &&
+	T7005_RUN_STATUS=125 &&
+	export T7005_RUN_ERR T7005_RUN_STATUS &&
+	test_when_finished "unset T7005_RUN_ERR T7005_RUN_STATUS" &&
+	PATH="$PWD/wrap:$PATH" sandbox_exec -- true &&
+	test "$rc" = 125 &&
+	test_grep "podman run failed: rootless networking needs slirp4netns or pasta" err &&
+	T7005_RUN_ERR="Error: netavark: IPAM error: failed to find free IP in range: 10.88.0.1 - 10.88.255.254" &&
+	PATH="$PWD/wrap:$PATH" sandbox_exec -- true &&
+	test "$rc" = 125 &&
+	test_grep "podman run failed: its bridge network gave the container no address" err &&
+	T7005_RUN_ERR="Error: $SANDBOX_IMAGE: image not known" &&
+	PATH="$PWD/wrap:$PATH" sandbox_exec -- true &&
+	test "$rc" = 125 &&
+	test_grep "podman run failed: the image $SANDBOX_IMAGE is not in the storage of the user who runs intutic" err
+'
+
+test_expect_success 'an unknown failure: the runtime.s message and its exit status, no guess' '
+	T7005_RUN_ERR="Error: t7005: something no one has seen before" &&
+	T7005_RUN_STATUS=126 &&
+	export T7005_RUN_ERR T7005_RUN_STATUS &&
+	test_when_finished "unset T7005_RUN_ERR T7005_RUN_STATUS" &&
+	PATH="$PWD/wrap:$PATH" sandbox_exec -- true &&
+	test "$rc" = 126 &&
+	test_grep "^Error: t7005: something no one has seen before\$" err &&
+	test_grep -v "^intutic exec:" err
+'
+
+test_expect_success 'the command'\''s own output still passes through, its status kept' '
+	sandbox_exec -- sh -c "echo to-stderr >&2; echo to-stdout; exit 7" &&
+	test "$rc" = 7 &&
+	test_grep "^to-stdout\$" out &&
+	test_grep "^to-stderr\$" err
+'
+
+test_done
