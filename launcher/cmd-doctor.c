@@ -12,7 +12,10 @@
 
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
+
+#include <linux/magic.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +49,7 @@ extern char **environ;
 #define DOCTOR_STATUS_LINES_MAX	128	/* lines of /proc/self/status read */
 #define DOCTOR_CAP_NET_ADMIN	12	/* its bit in CapEff */
 #define DOCTOR_TEXT_MAX		1024	/* bytes of what the result lists */
+#define DOCTOR_CONF_LINES_MAX	4096	/* lines of a containers.conf read */
 
 static int	cmd_doctor_exec(int, char **);
 
@@ -60,6 +64,9 @@ const struct cmd_entry cmd_doctor_entry = {
 	    "when it is not ok, the fix: the proxy running (its address, rule\n"
 	    "file and uptime), its rules valid, the enforcement level and\n"
 	    "where it came from, podman and docker present and running,\n"
+	    "what a sandbox run needs of the one `exec --sandbox` would use\n"
+	    "(the cgroup layout and podman's default_ulimits, rootless\n"
+	    "networking, its bridge's address, the default image),\n"
 	    "/dev/kvm usable, firecracker and qemu present, what microVM\n"
 	    "runs whose launcher died left behind, nftables usable,\n"
 	    "`intutic enforce` active, and the tracked flows `intutic enforce\n"
@@ -234,6 +241,149 @@ doctor_runtime(const char *name, const char *install, const char *start)
 	}
 	doctor_line(name, DOCTOR_OK, NULL, "%s, running", path);
 	return 1;
+}
+
+/* ------------------------------------------------------------- sandbox */
+
+/*
+ * Whether a containers.conf that podman reads sets default_ulimits: 1 with
+ * its path in `where`, else 0.  CONTAINERS_CONF, when set, is the only one
+ * read, as podman does; else the system's and, not as root, the user's
+ * (the drop-in directories are not read).
+ */
+static int
+doctor_ulimits_set(char *where, size_t len)
+{
+	const char *env = getenv("CONTAINERS_CONF");
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	char cand[3][PATH_MAX], line[512], *p;
+	size_t n = 0, i, k;
+	FILE *f;
+
+	if (env != NULL && *env != '\0')
+		snprintf(cand[n++], sizeof(cand[0]), "%s", env);
+	else {
+		snprintf(cand[n++], sizeof(cand[0]),
+		    "/usr/share/containers/containers.conf");
+		snprintf(cand[n++], sizeof(cand[0]),
+		    "/etc/containers/containers.conf");
+		if (getuid() != 0 && xdg != NULL && *xdg == '/')
+			snprintf(cand[n++], sizeof(cand[0]),
+			    "%s/containers/containers.conf", xdg);
+		else if (getuid() != 0 && home != NULL && *home == '/')
+			snprintf(cand[n++], sizeof(cand[0]),
+			    "%s/.config/containers/containers.conf", home);
+	}
+	for (i = 0; i < n; i++) {
+		if ((f = fopen(cand[i], "r")) == NULL)
+			continue;
+		for (k = 0; k < DOCTOR_CONF_LINES_MAX &&
+		    fgets(line, sizeof(line), f) != NULL; k++) {
+			p = line + strspn(line, " \t");
+			if (strncmp(p, "default_ulimits", 15) == 0 &&
+			    strchr(" \t=", p[15]) != NULL && p[15] != '\0') {
+				fclose(f);
+				snprintf(where, len, "%.*s", PATH_MAX - 1, cand[i]);
+				return 1;
+			}
+		}
+		fclose(f);
+	}
+	return 0;
+}
+
+/*
+ * The cgroup layout: cgroup2 is fine; on a hybrid or v1 one runc cannot
+ * set the ulimits podman passes on unless its containers.conf sets
+ * default_ulimits (`podman run` fails with "error setting rlimit type 7").
+ */
+static void
+doctor_cgroups(const char *name)
+{
+	char where[PATH_MAX], conf[PATH_MAX], fix[2 * PATH_MAX + 128];
+	const char *layout;
+	struct statfs sf;
+	struct stat sb;
+
+	if (statfs("/sys/fs/cgroup", &sf) != 0) {
+		doctor_line("cgroups", DOCTOR_WARN, "mount the cgroup "
+		    "filesystem on /sys/fs/cgroup (containers need it)",
+		    "cannot read /sys/fs/cgroup: %s", strerror(errno));
+		return;
+	}
+	if (sf.f_type == CGROUP2_SUPER_MAGIC) {
+		doctor_line("cgroups", DOCTOR_OK, NULL, "cgroup2 (unified) "
+		    "on /sys/fs/cgroup");
+		return;
+	}
+	layout = stat("/sys/fs/cgroup/unified", &sb) == 0 &&
+	    S_ISDIR(sb.st_mode) ? "hybrid" : "v1";
+	if (strcmp(name, "podman") != 0) {
+		doctor_line("cgroups", DOCTOR_WARN, "when runs fail with "
+		    "'error setting rlimit', set \"default-ulimits\" in "
+		    "/etc/docker/daemon.json", "%s layout on /sys/fs/cgroup "
+		    "(docker's ulimits not checked)", layout);
+		return;
+	}
+	if (doctor_ulimits_set(where, sizeof(where))) {
+		doctor_line("cgroups", DOCTOR_OK, NULL, "%s layout on "
+		    "/sys/fs/cgroup; default_ulimits set in %s", layout, where);
+		return;
+	}
+	if (oci_conf_path(conf, sizeof(conf)) != 0)
+		snprintf(conf, sizeof(conf), "contrib/containers.conf");
+	doctor_fmt(fix, sizeof(fix), "give podman explicit default_ulimits: "
+	    "CONTAINERS_CONF=%s, or copy that file to %s", conf,
+	    getuid() == 0 ? "/etc/containers/containers.conf" :
+	    "~/.config/containers/containers.conf");
+	doctor_line("cgroups", DOCTOR_WARN, fix, "%s layout on /sys/fs/cgroup "
+	    "and no containers.conf of podman's sets default_ulimits: sandbox "
+	    "runs fail with runc's 'error setting rlimit type 7'", layout);
+}
+
+/*
+ * What `exec --sandbox` needs of the runtime it would use (NAME at PATH):
+ * the cgroup layout and its ulimits, rootless networking (not as root),
+ * the bridge's address, the default image.
+ */
+static void
+doctor_sandbox(const char *name)
+{
+	char path[PATH_MAX], tool[PATH_MAX], gw[64], why[256], image[256];
+	char fix[512];
+
+	if (spawn_which(name, path, sizeof(path)) != 0)
+		return;
+	doctor_cgroups(name);
+	if (strcmp(name, "podman") == 0 && getuid() != 0) {
+		if (spawn_which("pasta", tool, sizeof(tool)) == 0 ||
+		    spawn_which("slirp4netns", tool, sizeof(tool)) == 0)
+			doctor_line("rootless-net", DOCTOR_OK, NULL, "%s", tool);
+		else
+			doctor_line("rootless-net", DOCTOR_MISSING, "install "
+			    "one (apt-get install passt, or slirp4netns)",
+			    "rootless podman needs pasta or slirp4netns; "
+			    "neither is in PATH");
+	}
+	if (oci_doctor_bridge(path, name, gw, sizeof(gw), why,
+	    sizeof(why)) == 0)
+		doctor_line("bridge", DOCTOR_OK, NULL, "%s (%s's default "
+		    "network)", gw, name);
+	else {
+		doctor_fmt(fix, sizeof(fix), "look at `%s network inspect %s`: "
+		    "the default network needs an IPv4 subnet and gateway",
+		    name, strcmp(name, "podman") == 0 ? "podman" : "bridge");
+		doctor_line("bridge", DOCTOR_FAIL, fix, "%s", why);
+	}
+	oci_default_image(image, sizeof(image));
+	if (oci_doctor_image(path, image))
+		doctor_line("image", DOCTOR_OK, NULL, "%s, in %s's storage",
+		    image, name);
+	else
+		doctor_line("image", DOCTOR_WARN, "the first `intutic exec "
+		    "--sandbox` builds it (set INTUTIC_SANDBOX_BASE to a local "
+		    "base when there is no registry access)", "%s not in %s's "
+		    "storage", image, name);
 }
 
 /* ------------------------------------------------------------- nftables */
@@ -654,6 +804,9 @@ cmd_doctor_exec(int argc, char **argv)
 	docker = doctor_runtime("docker", "install Docker (apt-get install "
 	    "docker.io), or podman", "start the Docker daemon (systemctl "
 	    "start docker)");
+	/* what `exec --sandbox` would use: docker first, as it does */
+	if (docker || podman)
+		doctor_sandbox(docker ? "docker" : "podman");
 	kvm = doctor_kvm();
 	fc = doctor_firecracker();
 	qemu = doctor_qemu();

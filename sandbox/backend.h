@@ -118,6 +118,22 @@ int	 exec_bind_addr(const struct exec_run *run, const char *addr,
 int	 oci_run(const struct exec_run *run);
 
 /*
+ * sandbox/oci.c, what `intutic doctor` asks of a runtime (RT its path,
+ * NAME docker or podman).  oci_default_image(): the default image's name
+ * (INTUTIC_SANDBOX_IMAGE, else intutic/sandbox:VERSION).
+ * oci_doctor_image(): 1 when RT has IMAGE locally, else 0.
+ * oci_doctor_bridge(): 0 with the gateway of RT's default bridge, or -1
+ * and why.  oci_conf_path(): 0 with the path of the containers.conf
+ * intutic ships (the sandbox directory's, else the source tree's
+ * contrib/), or -1.
+ */
+void	 oci_default_image(char *image, size_t len);
+int	 oci_doctor_image(const char *rt, const char *image);
+int	 oci_doctor_bridge(const char *rt, const char *name, char *gateway,
+	    size_t len, char *why, size_t whylen);
+int	 oci_conf_path(char *path, size_t len);
+
+/*
  * sandbox/microvm.c: --sandbox=firecracker|qemu.  vm_check(): the health gates;
  * vm_run(): the command in a microVM, torn down whatever happens.
  */

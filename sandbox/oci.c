@@ -134,7 +134,7 @@ oci_runtime(const struct exec_opts *o, struct oci *c)
  * and its IPv4 subnet (an address for the container is picked there).
  */
 static int
-oci_gateway(struct oci *c)
+oci_gateway_read(struct oci *c, char *why, size_t whylen)
 {
 	char out[256], *nl, *comma, *slash;
 	unsigned long prefix;
@@ -149,9 +149,8 @@ oci_gateway(struct oci *c)
 		    "inspect", "bridge", "--format",
 		    "{{range .IPAM.Config}}{{.Subnet}},{{.Gateway}} {{end}}");
 	if (st != 0) {
-		error("cannot tell the address of %s's "
-		    "bridge network (%s network inspect failed); nothing was "
-		    "run", c->name, c->name);
+		snprintf(why, whylen, "cannot tell the address of %s's bridge "
+		    "network (%s network inspect failed)", c->name, c->name);
 		return -1;
 	}
 	if ((nl = strpbrk(out, " \n")) != NULL)
@@ -171,11 +170,38 @@ oci_gateway(struct oci *c)
 	}
 	if (out[0] == '\0' || strlen(out) >= sizeof(c->gateway) ||
 	    strchr(out, ':') != NULL) {
-		error("%s's bridge network has no IPv4 "
-		    "gateway; nothing was run", c->name);
+		snprintf(why, whylen, "%s's bridge network has no IPv4 "
+		    "gateway", c->name);
 		return -1;
 	}
 	snprintf(c->gateway, sizeof(c->gateway), "%s", out);
+	return 0;
+}
+
+static int
+oci_gateway(struct oci *c)
+{
+	char why[256];
+
+	if (oci_gateway_read(c, why, sizeof(why)) != 0) {
+		error("%s; nothing was run", why);
+		return -1;
+	}
+	return 0;
+}
+
+int
+oci_doctor_bridge(const char *rt, const char *name, char *gateway,
+    size_t len, char *why, size_t whylen)
+{
+	struct oci c;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.rt, sizeof(c.rt), "%s", rt);
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	if (oci_gateway_read(&c, why, whylen) != 0)
+		return -1;
+	snprintf(gateway, len, "%s", c.gateway);
 	return 0;
 }
 
@@ -606,6 +632,27 @@ oci_image_exists(const struct oci *c, const char *image)
 	    NULL, NULL) == 0;
 }
 
+void
+oci_default_image(char *image, size_t len)
+{
+	const char *name = getenv("INTUTIC_SANDBOX_IMAGE");
+
+	if (name != NULL && *name != '\0')
+		snprintf(image, len, "%s", name);
+	else
+		snprintf(image, len, "%s:%s", OCI_IMAGE_NAME, PACKAGE_VERSION);
+}
+
+int
+oci_doctor_image(const char *rt, const char *image)
+{
+	struct oci c;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.rt, sizeof(c.rt), "%s", rt);
+	return oci_image_exists(&c, image);
+}
+
 /*
  * The image: --sandbox-image as given (the runtime pulls it as usual), or
  * the default one, intutic/sandbox:VERSION (INTUTIC_SANDBOX_IMAGE names
@@ -617,13 +664,8 @@ oci_image(const struct exec_opts *o, struct oci *c)
 {
 	char def[128], node[160];
 	const char *base = getenv("INTUTIC_SANDBOX_BASE");
-	const char *name = getenv("INTUTIC_SANDBOX_IMAGE");
 
-	if (name != NULL && *name != '\0')
-		snprintf(def, sizeof(def), "%s", name);
-	else
-		snprintf(def, sizeof(def), "%s:%s", OCI_IMAGE_NAME,
-		    PACKAGE_VERSION);
+	oci_default_image(def, sizeof(def));
 	snprintf(node, sizeof(node), "%s-node", def);
 	snprintf(c->image, sizeof(c->image), "%s",
 	    o->image != NULL ? o->image : def);
@@ -805,11 +847,7 @@ oci_ruleset(const struct exec_run *run, const struct oci *c, char **out)
 	return r;
 }
 
-/*
- * The containers.conf intutic ships (installed in the sandbox directory,
- * contrib/ in the source tree): 0 with its path, or -1.
- */
-static int
+int
 oci_conf_path(char *path, size_t len)
 {
 	if ((size_t)snprintf(path, len, "%s/sandbox/%s", INTUTIC_DATADIR,
