@@ -8,25 +8,25 @@ test_require_proxy curl
 
 test_exec_env
 
-# t7005_dir NAME: a sandbox directory of the launcher's (INTUTIC_SANDBOX_DIR)
+# t7007_dir NAME: a sandbox directory of the launcher's (INTUTIC_SANDBOX_DIR)
 # whose Dockerfile is stdin, beside the shipped seccomp.json and resolv.conf.
-t7005_dir () {
+t7007_dir () {
 	mkdir -p "$1" &&
 	cp "$top_srcdir/sandbox/seccomp.json" "$top_srcdir/sandbox/resolv.conf" "$1/" &&
 	cat >"$1/Dockerfile"
 }
 
-# t7005_storage: the storage (buildah) containers podman has, sorted.
-t7005_storage () {
+# t7007_storage: the storage (buildah) containers podman has, sorted.
+t7007_storage () {
 	sandbox_podman ps -a --external --format "{{.ID}} {{.Status}}" |
 	    grep " Storage\$" | sort
 }
 
-# t7005_build [ENV=VALUE...]: intutic exec --sandbox of the default image
+# t7007_build [ENV=VALUE...]: intutic exec --sandbox of the default image
 # (INTUTIC_SANDBOX_IMAGE, built on first use from INTUTIC_SANDBOX_DIR on
 # INTUTIC_SANDBOX_BASE), podman called through wrap/podman (its log in
 # podman.log); out, err, rc.
-t7005_build () {
+t7007_build () {
 	rc=0
 	env PATH="$PWD/wrap:$PATH" "$@" timeout -k 5 "$SANDBOX_BUILD_SECONDS" \
 		"$INTUTIC" exec --state-dir "$PROXY_DIR/state" --sandbox \
@@ -52,62 +52,62 @@ test_expect_success 'setup: the image, the proxy on the bridge, a podman that lo
 	chmod +x wrap/podman &&
 	INTUTIC_SANDBOX_BASE=$SANDBOX_BASE_IMAGE &&
 	export INTUTIC_SANDBOX_BASE &&
-	test_atexit "sandbox_podman rmi -f localhost/intutic/t7005:fail-$$ \
-		localhost/intutic/t7005:sleep-$$ localhost/intutic/t7005:pull-$$ \
-		localhost/intutic/t7005:ok-$$ >/dev/null 2>&1" &&
-	t7005_storage >storage.before
+	test_atexit "sandbox_podman rmi -f localhost/intutic/t7007:fail-$$ \
+		localhost/intutic/t7007:sleep-$$ localhost/intutic/t7007:pull-$$ \
+		localhost/intutic/t7007:ok-$$ >/dev/null 2>&1" &&
+	t7007_storage >storage.before
 '
 
 test_expect_success 'a failing build: a line per step, its output once, the script once, exit 125, nothing run' '
-	t7005_dir fail <<-\EOF &&
+	t7007_dir fail <<-\EOF &&
 	ARG BASE
 	FROM ${BASE}
-	RUN echo t7005-step-two
-	RUN set -e; : padding-so-that-the-progress-line-is-cut-before-the-marker; echo t7005-marker; exit 3
+	RUN echo t7007-step-two
+	RUN set -e; : padding-so-that-the-progress-line-is-cut-before-the-marker; echo t7007-marker; exit 3
 	EOF
 	: >podman.log &&
-	t7005_build INTUTIC_SANDBOX_DIR="$PWD/fail" \
-		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7005:fail-$$ &&
+	t7007_build INTUTIC_SANDBOX_DIR="$PWD/fail" \
+		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7007:fail-$$ &&
 	test "$rc" = 125 &&
-	test_grep "^intutic exec: building localhost/intutic/t7005:fail-$$: step 1/3: FROM " err &&
-	test_grep "^intutic exec: building localhost/intutic/t7005:fail-$$: step 2/3: RUN echo t7005-step-two\$" err &&
-	test_grep "^intutic exec: building localhost/intutic/t7005:fail-$$: step 3/3: RUN set -e; : padding.*\.\.\.\$" err &&
-	test_grep "^t7005-marker\$" err &&
-	test "$(grep -c "echo t7005-marker" err)" = 1 &&
+	test_grep "^intutic exec: building localhost/intutic/t7007:fail-$$: step 1/3: FROM " err &&
+	test_grep "^intutic exec: building localhost/intutic/t7007:fail-$$: step 2/3: RUN echo t7007-step-two\$" err &&
+	test_grep "^intutic exec: building localhost/intutic/t7007:fail-$$: step 3/3: RUN set -e; : padding.*\.\.\.\$" err &&
+	test_grep "^t7007-marker\$" err &&
+	test "$(grep -c "echo t7007-marker" err)" = 1 &&
 	test_grep "^Error: building at step 3/3: " err &&
-	test_grep "building localhost/intutic/t7005:fail-$$ failed \(exit [0-9]+; podman build.s output is above\): fix what it says and re-run; nothing was run" err &&
+	test_grep "building localhost/intutic/t7007:fail-$$ failed \(exit [0-9]+; podman build.s output is above\): fix what it says and re-run; nothing was run" err &&
 	test_grep -v "^run " podman.log &&
-	t7005_storage >storage.after &&
+	t7007_storage >storage.after &&
 	test_cmp storage.before storage.after
 '
 
 test_expect_success 'a build that succeeds: its steps, not its output; the run follows' '
-	t7005_dir ok <<-\EOF &&
+	t7007_dir ok <<-\EOF &&
 	ARG BASE
 	FROM ${BASE}
-	RUN echo t7005-quiet-output
+	RUN echo t7007-quiet-output
 	EOF
-	test_when_finished "sandbox_podman rmi -f localhost/intutic/t7005:ok-$$ >/dev/null 2>&1" &&
+	test_when_finished "sandbox_podman rmi -f localhost/intutic/t7007:ok-$$ >/dev/null 2>&1" &&
 	: >podman.log &&
-	t7005_build INTUTIC_SANDBOX_DIR="$PWD/ok" \
-		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7005:ok-$$ &&
-	test_grep "building localhost/intutic/t7005:ok-$$: step 2/2: RUN echo t7005-quiet-output\$" err &&
-	test_grep -v "^t7005-quiet-output" err &&
+	t7007_build INTUTIC_SANDBOX_DIR="$PWD/ok" \
+		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7007:ok-$$ &&
+	test_grep "building localhost/intutic/t7007:ok-$$: step 2/2: RUN echo t7007-quiet-output\$" err &&
+	test_grep -v "^t7007-quiet-output" err &&
 	test_grep -v "^STEP " err &&
 	test_grep "^run " podman.log
 '
 
 test_expect_success 'a base that cannot be pulled: the error names INTUTIC_SANDBOX_BASE and a recipe' '
-	t7005_build INTUTIC_SANDBOX_DIR="$top_srcdir/sandbox" \
-		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7005:pull-$$ \
-		INTUTIC_SANDBOX_BASE=localhost/intutic-t7005-none:$$ &&
+	t7007_build INTUTIC_SANDBOX_DIR="$top_srcdir/sandbox" \
+		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7007:pull-$$ \
+		INTUTIC_SANDBOX_BASE=localhost/intutic-t7007-none:$$ &&
 	test "$rc" = 125 &&
-	test_grep "its base image localhost/intutic-t7005-none:$$ cannot be pulled; build it on a local base: .*debootstrap .*podman import .*INTUTIC_SANDBOX_BASE=" err &&
+	test_grep "its base image localhost/intutic-t7007-none:$$ cannot be pulled; build it on a local base: .*debootstrap .*podman import .*INTUTIC_SANDBOX_BASE=" err &&
 	test "$(grep -c "INTUTIC_SANDBOX_BASE" err)" = 1
 '
 
 test_expect_success 'SIGTERM during a build: the launcher ends it, no podman run, no container left' '
-	t7005_dir sleep <<-\EOF &&
+	t7007_dir sleep <<-\EOF &&
 	ARG BASE
 	FROM ${BASE}
 	RUN sleep 47.25
@@ -115,7 +115,7 @@ test_expect_success 'SIGTERM during a build: the launcher ends it, no podman run
 	: >podman.log &&
 	(
 		env PATH="$PWD/wrap:$PATH" INTUTIC_SANDBOX_DIR="$PWD/sleep" \
-			INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7005:sleep-$$ \
+			INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7007:sleep-$$ \
 			"$INTUTIC" exec --state-dir "$PROXY_DIR/state" --sandbox \
 			--sandbox-runtime podman -- true >out 2>err &
 		echo $! >launcher.pid
@@ -133,18 +133,18 @@ test_expect_success 'SIGTERM during a build: the launcher ends it, no podman run
 		i=$((i + 1)) && test $i -le 150 && sleep 0.2 || return 1
 	done &&
 	test "$(cat launcher.rc)" = 143 &&
-	test_grep "building localhost/intutic/t7005:sleep-$$ was stopped by signal 15 \([0-9]+ containers? it made removed\); nothing was run" err &&
+	test_grep "building localhost/intutic/t7007:sleep-$$ was stopped by signal 15 \([0-9]+ containers? it made removed\); nothing was run" err &&
 	test_grep -v "^run " podman.log &&
-	t7005_storage >storage.after &&
+	t7007_storage >storage.after &&
 	test_cmp storage.before storage.after &&
 	! ps -eo args | grep -v grep | grep -q -F "sleep 47.25" &&
-	! sandbox_podman image exists localhost/intutic/t7005:sleep-$$
+	! sandbox_podman image exists localhost/intutic/t7007:sleep-$$
 '
 
 test_expect_success 'a missing --sandbox-image: the pull fails, exit 125 with what to do' '
-	sandbox_exec --sandbox-image localhost/intutic-t7005-none:$$ -- true &&
+	sandbox_exec --sandbox-image localhost/intutic-t7007-none:$$ -- true &&
 	test "$rc" = 125 &&
-	test_grep "cannot pull localhost/intutic-t7005-none:$$ \(podman pull.s message is above\): check the name, or pull, build or load it as the user who runs intutic" err
+	test_grep "cannot pull localhost/intutic-t7007-none:$$ \(podman pull.s message is above\): check the name, or pull, build or load it as the user who runs intutic" err
 '
 
 test_expect_success 'runc cannot set the ulimits (hybrid cgroups): one line naming containers.conf, exit 125' '
@@ -159,13 +159,13 @@ test_expect_success 'runc cannot set the ulimits (hybrid cgroups): one line nami
 '
 
 test_expect_success 'an unknown failure: the runtime.s message and its exit status, no guess' '
-	T7005_RUN_ERR="Error: t7005: something no one has seen before" &&
+	T7005_RUN_ERR="Error: t7007: something no one has seen before" &&
 	T7005_RUN_STATUS=126 &&
 	export T7005_RUN_ERR T7005_RUN_STATUS &&
 	test_when_finished "unset T7005_RUN_ERR T7005_RUN_STATUS" &&
 	PATH="$PWD/wrap:$PATH" sandbox_exec -- true &&
 	test "$rc" = 126 &&
-	test_grep "^Error: t7005: something no one has seen before\$" err &&
+	test_grep "^Error: t7007: something no one has seen before\$" err &&
 	test_grep -v "^intutic exec:" err
 '
 
@@ -189,7 +189,7 @@ test_expect_success 'doctor: the cgroup layout and podman'\''s default_ulimits, 
 	fi &&
 	: >empty.conf &&
 	rc=0 &&
-	CONTAINERS_CONF=$PWD/empty.conf INTUTIC_SANDBOX_IMAGE=localhost/intutic-t7005-none:$$ \
+	CONTAINERS_CONF=$PWD/empty.conf INTUTIC_SANDBOX_IMAGE=localhost/intutic-t7007-none:$$ \
 		"$INTUTIC" doctor --state-dir "$PROXY_DIR/state" --json >doc.json 2>doc.err || rc=$? &&
 	python3 -c "
 import json, sys
