@@ -28,6 +28,7 @@ struct cmd_entry {
 	int		(*exec)(int argc, char **argv);
 };
 
+extern const struct cmd_entry cmd_connect_entry;
 extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_enforce_entry;
 extern const struct cmd_entry cmd_exec_entry;

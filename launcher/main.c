@@ -44,6 +44,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_status_entry,
 	&cmd_log_entry,
 	&cmd_exec_entry,
+	&cmd_connect_entry,
 	&cmd_runs_entry,
 	&cmd_enforce_entry,
 	&cmd_rules_entry,
@@ -72,8 +73,8 @@ usage(FILE *fp)
 	    "\n"
 	    "Run 'intutic help COMMAND' for a command's options; the manual\n"
 	    "pages are intutic(1), intutic-start(1), intutic-exec(1),\n"
-	    "intutic-enforce(1), intutic-doctor(1), intutic-log(1),\n"
-	    "intutic-rules(5) and intutic-proxy(8).\n");
+	    "intutic-connect(1), intutic-enforce(1), intutic-doctor(1),\n"
+	    "intutic-log(1), intutic-rules(5) and intutic-proxy(8).\n");
 }
 
 static const struct cmd_entry *
