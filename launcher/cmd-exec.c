@@ -44,6 +44,9 @@
 #define EXEC_NOT_FOUND		127
 #define EXEC_NOT_EXECUTABLE	126
 #define EXEC_NO_PROXY		"localhost,127.0.0.1,::1"
+/* What a path may hold to go into a command unquoted (GIT_SSH_COMMAND). */
+#define EXEC_PATH_SAFE		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+	"0123456789/._+,:=@-"
 /* Bytes of a registration besides its strings: keys, punctuation, pid. */
 #define EXEC_REG_FRAME		256
 
@@ -74,9 +77,10 @@ const struct cmd_entry cmd_exec_entry = {
 	    "audit records then carry the run id.  On the host,\n"
 	    "COMMAND replaces intutic (same pid) with HTTP_PROXY, HTTPS_PROXY,\n"
 	    "ALL_PROXY (both cases), NO_PROXY, NODE_USE_ENV_PROXY, INTUTIC_RUN,\n"
-	    "INTUTIC_PROXY_URL and the provider gateway's base-URL variables\n"
-	    "set, and nothing else of this environment but a base set, the\n"
-	    "provider keys the rules name, and -e NAMEs.\n"
+	    "INTUTIC_PROXY_URL, GIT_SSH_COMMAND (git over ssh through intutic\n"
+	    "connect) and the provider gateway's base-URL variables set, and\n"
+	    "nothing else of this environment but a base set, the provider\n"
+	    "keys the rules name, and -e NAMEs.\n"
 	    "\n"
 	    "--sandbox[=oci|firecracker|qemu]  Run in a container (oci, the\n"
 	    "                    default) or a microVM (firecracker, or qemu's\n"
@@ -415,6 +419,42 @@ exec_env(const struct exec_run *run, struct envv *e, const char *host,
 
 /* ----------------------------------------------------------- backends */
 
+/*
+ * GIT_SSH_COMMAND for a host run: ssh with `intutic connect` (this very
+ * program) as its ProxyCommand, so git over ssh is a tunnel of the run.
+ * One passed with -e wins (envv_set() keeps the first).  A path that a
+ * shell or ssh's % would read otherwise is not written into a command:
+ * said, and none is set.
+ */
+static int
+exec_git_ssh(struct envv *e)
+{
+	char self[PATH_MAX], cmd[PATH_MAX + 64];
+	ssize_t n;
+
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0) {
+		warn_msg("GIT_SSH_COMMAND is not set: where intutic is cannot "
+		    "be told (/proc/self/exe: %s)", strerror(errno));
+		return 0;
+	}
+	self[n] = '\0';
+	if (access(self, X_OK) != 0) {
+		warn_msg("GIT_SSH_COMMAND is not set: this intutic, '%s', "
+		    "cannot be run again: %s", self, strerror(errno));
+		return 0;
+	}
+	if (strspn(self, EXEC_PATH_SAFE) != (size_t)n) {
+		warn_msg("GIT_SSH_COMMAND is not set: the path of intutic, "
+		    "'%s', is not one to put in a command as it is; pass your "
+		    "own with -e GIT_SSH_COMMAND (ssh -o ProxyCommand='intutic "
+		    "connect %%h %%p')", self);
+		return 0;
+	}
+	snprintf(cmd, sizeof(cmd), "ssh -o 'ProxyCommand=%s connect %%h %%p'",
+	    self);
+	return envv_set(e, "GIT_SSH_COMMAND", cmd);
+}
+
 /* The host: exec() in place; returns only on failure. */
 static int
 host_run(const struct exec_run *run)
@@ -423,7 +463,8 @@ host_run(const struct exec_run *run)
 	const char *cmd = run->o->argv[0];
 	int saved;
 
-	if (exec_env(run, &e, run->loc->host, run->loc->port, 1) != 0) {
+	if (exec_env(run, &e, run->loc->host, run->loc->port, 1) != 0 ||
+	    exec_git_ssh(&e) != 0) {
 		envv_free(&e);
 		error("out of memory");
 		return EXIT_CANNOT_RUN;

@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='intutic connect: real ssh through the proxy to an sshd in the test namespace, decided and audited as any CONNECT (with the run'"'"'s identity under intutic exec), refusals in one line, half-close, usage errors, no proxy'
+test_description='intutic connect: real ssh and git over ssh through the proxy to an sshd in the test namespace, decided and audited as any CONNECT (with the run'"'"'s identity under intutic exec, which sets GIT_SSH_COMMAND), refusals in one line, half-close, usage errors, no proxy'
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
 . "$top_srcdir/t/lib-proxy.sh"
 test_isolate_netns
@@ -13,9 +13,11 @@ SSHD=/usr/sbin/sshd	# sshd must be started by its absolute path
 SSHD_PORT=2222		# in the test's own namespace: nothing else listens
 SSH_SECONDS=20		# one ssh or git command, at most
 SSHD_LOG=$TRASH_DIRECTORY/sshd/log
+INTUTIC_ABS=$(readlink -f "$INTUTIC")
 
 test_lazy_prereq MANDOC 'command -v mandoc'
 test_lazy_prereq SSH 'command -v ssh && command -v ssh-keygen'
+test_lazy_prereq GIT 'command -v git'
 # sshd runs as root only where its privilege separation user can be
 # switched to: the machine's root (uid 0 of the first user namespace), not
 # the root of a user namespace that maps an ordinary user alone.
@@ -26,6 +28,7 @@ test_lazy_prereq SSHD '
 	unshare -m --propagation private true
 '
 test_have_prereq SSH || test_diag "no ssh or ssh-keygen: install openssh-client"
+test_have_prereq GIT || test_diag "no git: install git"
 test_have_prereq SSHD || test_diag "sshd cannot run here: it needs $SSHD (openssh-server), its user sshd, the machine's root and a mount namespace"
 
 # connect ARGS...: intutic connect, stdin from ./in (empty unless made),
@@ -361,6 +364,55 @@ test_expect_success SSH,SSHD 'a run without its credentials: exit 125, said; a w
 	test_grep -v nope err &&
 	audit_conn proto=connect decision=deny reason=proxy-auth &&
 	! grep -q nope "$AUDIT_FILE" "$PROXY_LOG"
+'
+
+test_expect_success SSH,SSHD,GIT 'git clone over ssh under intutic exec: GIT_SSH_COMMAND is exec'\''s, the tunnel is the run'\''s' '
+	git init -q src &&
+	echo "hello over ssh" >src/README &&
+	git -C src add README &&
+	git -C src -c user.name=t6009 -c user.email=t6009@git.test \
+		commit -q -m "t6009 commit" &&
+	git clone -q --bare src repo.git &&
+	mkdir -p bin &&
+	cat >bin/ssh <<-EOF &&
+	#!/bin/sh
+	# ssh with the test'\''s configuration and nothing of the machine'\''s
+	printf "%s\\n" "\$@" >>"$PWD/ssh-args"
+	exec $(command -v ssh) -F "$PWD/ssh_config" "\$@"
+	EOF
+	chmod +x bin/ssh &&
+	audit_mark &&
+	rc=0 &&
+	PATH=$PWD/bin:$PATH timeout -s KILL 30 "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" -- sh -c "
+		printf \"%s\\n\" \"\$INTUTIC_RUN\" >run &&
+		printf \"%s\\n\" \"\$GIT_SSH_COMMAND\" >gsc &&
+		git clone -q ssh://$(id -un)@git.test:$SSHD_PORT$PWD/repo.git clone" \
+		</dev/null >out 2>err || rc=$? &&
+	test "$rc" = 0 &&
+	RUN=$(cat run) &&
+	echo "ssh -o '\''ProxyCommand=$INTUTIC_ABS connect %h %p'\''" >expect &&
+	test_cmp expect gsc &&
+	grep -qxF "ProxyCommand=$INTUTIC_ABS connect %h %p" ssh-args &&
+	echo "hello over ssh" >expect &&
+	test_cmp expect clone/README &&
+	audit_since 1 &&
+	audit_expect 1 event=decision proto=connect run="$RUN" host=git.test \
+		port="$SSHD_PORT" decision=allow reason=allowed rule="$RULES:4" &&
+	audit_expect 1 event=close proto=connect run="$RUN" host=git.test
+'
+
+test_expect_success 'exec: -e GIT_SSH_COMMAND passes the user'\''s own; without -e it is exec'\''s' '
+	GIT_SSH_COMMAND="ssh -o SomeOption=mine" "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" -e GIT_SSH_COMMAND -- \
+		sh -c "printf \"%s\\n\" \"\$GIT_SSH_COMMAND\"" </dev/null >out 2>err &&
+	echo "ssh -o SomeOption=mine" >expect &&
+	test_cmp expect out &&
+	GIT_SSH_COMMAND="ssh -o SomeOption=mine" "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" -- \
+		sh -c "printf \"%s\\n\" \"\$GIT_SSH_COMMAND\"" </dev/null >out 2>err &&
+	echo "ssh -o '\''ProxyCommand=$INTUTIC_ABS connect %h %p'\''" >expect &&
+	test_cmp expect out
 '
 
 test_done
