@@ -98,6 +98,8 @@ const struct cmd_entry cmd_exec_entry = {
 	    "                    directly (a port: TCP and UDP to it only).\n"
 	    "--sandbox-mount DIR[:ro]  Mount DIR (read-only with :ro) at the same\n"
 	    "                    path; the first one is the working directory.\n"
+	    "                    With a writable one the agent runs as this\n"
+	    "                    user (uid, gid): what it makes is this user's.\n"
 	    "--sandbox-memory SIZE, --sandbox-cpus N, --sandbox-pids N  Limits\n"
 	    "                    (default 4g, 2, 512; a microVM: 1g, 2).\n"
 	    "--sandbox-dry-run   A microVM: print the hypervisor's configuration\n"

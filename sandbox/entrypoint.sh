@@ -16,6 +16,13 @@
 #                            Required.
 #   INTUTIC_SANDBOX_WORKDIR  the directory to run in (a --sandbox-mount);
 #                            default the sandbox home.
+#   INTUTIC_SANDBOX_UID, INTUTIC_SANDBOX_GID
+#                            the uid and gid the agent runs as (numbers;
+#                            default 1000, the image's user sandbox): the
+#                            launcher sets them to its own user's when a
+#                            --sandbox-mount is writable, so that the
+#                            workspace is writable and what the agent makes
+#                            there is that user's on the host.
 #   HTTP_PROXY, HTTPS_PROXY... are passed on untouched.
 #
 # POSIX sh: it runs on Alpine (busybox) and Debian (dash) bases alike.
@@ -24,8 +31,8 @@ PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
 SANDBOX_USER=sandbox
-SANDBOX_UID=1000
-SANDBOX_GID=1000
+SANDBOX_UID=${INTUTIC_SANDBOX_UID:-1000}
+SANDBOX_GID=${INTUTIC_SANDBOX_GID:-1000}
 SANDBOX_HOME=/sandbox/home
 EXIT_SETUP=125			# the sandbox could not be set up: nothing ran
 EXIT_USAGE=2
@@ -45,6 +52,11 @@ if test $# = 0; then
 	    "  (the entrypoint of the intutic sandbox image: run by 'intutic exec --sandbox')" >&2
 	exit "$EXIT_USAGE"
 fi
+
+case $SANDBOX_UID:$SANDBOX_GID in
+*[!0-9:]*|:*|*:)
+	die "INTUTIC_SANDBOX_UID and INTUTIC_SANDBOX_GID: '$SANDBOX_UID:$SANDBOX_GID' is not UID:GID in numbers; unset them or set numbers" ;;
+esac
 
 # --- the table ------------------------------------------------------------------------
 

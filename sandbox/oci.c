@@ -917,8 +917,9 @@ oci_run(const struct exec_run *run)
 	char seccomp[PATH_MAX + 16], resolv[PATH_MAX + 32], dnsopt[80];
 	char tail[OCI_RUN_TAIL];
 	enum oci_fail fail;
+	char uid[16], gid[16];
 	size_t i, nnames = 0;
-	int st, r = EXIT_CANNOT_RUN;
+	int st, r = EXIT_CANNOT_RUN, writable = 0, rootless;
 
 	memset(&c, 0, sizeof(c));
 	argvb_init(&ab);
@@ -941,7 +942,27 @@ oci_run(const struct exec_run *run)
 	if (oci_ruleset(run, &c, &ruleset) != 0)
 		return EXIT_CANNOT_RUN;
 
+	for (i = 0; i < o->nmount; i++) {
+		size_t mlen = strlen(mounts[i]);
+
+		if (mlen < 3 || strcmp(mounts[i] + mlen - 3, ":ro") != 0)
+			writable = 1;
+	}
+	/*
+	 * A writable workspace: the agent as the user running intutic, so
+	 * that it may write there and what it makes is that user's on the
+	 * host.  Rootless podman maps that user to the image's 1000
+	 * (keep-id); a rootful runtime maps nothing, so the entrypoint
+	 * runs the agent as that uid and gid (root's: uid 0, with no
+	 * capability).
+	 */
+	snprintf(uid, sizeof(uid), "%u", (unsigned int)getuid());
+	snprintf(gid, sizeof(gid), "%u", (unsigned int)getgid());
+	rootless = strcmp(c.name, "podman") == 0 && geteuid() != 0;
 	if (exec_env(run, &e, OCI_HOST_NAME, run->loc->port, 0) != 0 ||
+	    (writable && !rootless &&
+	    (envv_set(&e, "INTUTIC_SANDBOX_UID", uid) != 0 ||
+	    envv_set(&e, "INTUTIC_SANDBOX_GID", gid) != 0)) ||
 	    envv_set(&e, "INTUTIC_SANDBOX_RULESET", ruleset) != 0 ||
 	    (workdir[0] != '\0' &&
 	    envv_set(&e, "INTUTIC_SANDBOX_WORKDIR", workdir) != 0) ||
@@ -1025,6 +1046,8 @@ oci_run(const struct exec_run *run)
 		argvb_add(&ab, "--ip");
 		argvb_add(&ab, c.addr);
 	}
+	if (writable && rootless)
+		argvb_add(&ab, "--userns=keep-id:uid=1000,gid=1000");
 	for (i = 0; i < o->nmount; i++) {
 		argvb_add(&ab, "-v");
 		argvb_add(&ab, mounts[i]);

@@ -112,7 +112,7 @@ export CONTAINERS_CONF SANDBOX_IMAGE SANDBOX_BASE_IMAGE SANDBOX_FAR_ADDR \
 SANDBOX_SECCOMP=$top_srcdir/sandbox/seccomp.json
 SANDBOX_ENVELOPE="--cap-drop=ALL --cap-add=NET_ADMIN --cap-add=SETUID --cap-add=SETGID --cap-add=SETPCAP --cap-add=CHOWN --security-opt=no-new-privileges --security-opt seccomp=$SANDBOX_SECCOMP --read-only --tmpfs /tmp --tmpfs /run --tmpfs /sandbox/home:mode=0700 --init --pids-limit $SANDBOX_PIDS --memory $SANDBOX_MEMORY --cpus $SANDBOX_CPUS"
 # Passed by name (-e NAME) when set, as the launcher does.
-SANDBOX_ENV_NAMES="INTUTIC_SANDBOX_RULESET INTUTIC_SANDBOX_WORKDIR HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy NO_PROXY no_proxy"
+SANDBOX_ENV_NAMES="INTUTIC_SANDBOX_RULESET INTUTIC_SANDBOX_WORKDIR INTUTIC_SANDBOX_UID INTUTIC_SANDBOX_GID HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy NO_PROXY no_proxy"
 
 test_sandbox_atexit_=
 test_sandbox_n_=0
