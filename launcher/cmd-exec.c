@@ -419,6 +419,70 @@ exec_env(const struct exec_run *run, struct envv *e, const char *host,
 	return r;
 }
 
+/* A provider variable of `rules` (any provider's `env:`)? */
+static int
+exec_rules_forward(const struct rules *rules, const char *name)
+{
+	const struct rules_provider *pv;
+	size_t i;
+
+	for (i = 0; i < rules_provider_count(rules); i++) {
+		pv = rules_provider_get(rules, i);
+		if (in_list(name, pv->env, pv->env_count))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The variables the shipped providers.yaml forwards (what a run gets by
+ * default) that are set here but that the proxy's rules, a rule file of
+ * the operator's own, do not forward, and no -e or --allow-env passes:
+ * said once, by name, so that a user knows why a key is not there.  A
+ * providers.yaml that is not installed (or does not load) says nothing.
+ */
+static void
+exec_forward_notice(const struct exec_run *run)
+{
+	const struct exec_opts *o = run->o;
+	const struct rules_provider *pv;
+	struct rules *shipped = NULL;
+	struct rules_error rerr;
+	char path[PATH_MAX], *list = NULL;
+	size_t i, j, len = 0, n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/rules/providers.yaml",
+	    INTUTIC_DATADIR);
+	if (access(path, R_OK) != 0)
+		snprintf(path, sizeof(path), "%s/rules/providers.yaml",
+		    INTUTIC_SRCDIR);
+	if (rules_load(path, &shipped, &rerr) != 0)
+		return;
+	if ((f = open_memstream(&list, &len)) == NULL)
+		goto out;
+	for (i = 0; i < rules_provider_count(shipped); i++) {
+		pv = rules_provider_get(shipped, i);
+		for (j = 0; j < pv->env_count; j++) {
+			const char *name = pv->env[j], *v = getenv(name);
+
+			if (v == NULL || *v == '\0' ||
+			    exec_rules_forward(run->rules, name) ||
+			    in_list(name, o->env, o->nenv) ||
+			    in_list(name, o->allow, o->nallow))
+				continue;
+			fprintf(f, "%s%s", n++ == 0 ? "" : ", ", name);
+		}
+	}
+	if (fclose(f) == 0 && n > 0)
+		error("not passed to the agent (not in the forward list of %s): "
+		    "%s; -e NAME passes one, or include providers.yaml in the "
+		    "rules", rules_path(run->rules), list);
+ out:
+	free(list);
+	rules_free(shipped);
+}
+
 /* ----------------------------------------------------------- backends */
 
 /*
@@ -1142,6 +1206,7 @@ cmd_exec_exec(int argc, char **argv)
 		return EXIT_CANNOT_RUN;
 	}
 	run.rules = rules;
+	exec_forward_notice(&run);
 	if (b->check != NULL && (r = b->check(&run)) != 0)
 		goto out;
 	memcpy(run.id, "run-", 4);

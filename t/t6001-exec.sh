@@ -155,6 +155,23 @@ test_expect_success 'the key variables of the providers the operator names (in t
 	test_grep -v "^OPENAI_API_KEY=" env.out
 '
 
+test_expect_success 'a key the shipped providers.yaml forwards but these rules do not: named once on stderr, never its value; -e passes it' '
+	OPENAI_API_KEY=$SECRET_VALUE GROQ_API_KEY=$SECRET_VALUE GEMINI_API_KEY= \
+		run_exec -- sh -c "env >env.out" &&
+	test "$rc" = 0 &&
+	test "$(grep -c "not passed to the agent" err)" = 1 &&
+	test_grep "^intutic exec: not passed to the agent \(not in the forward list of the proxy.s rules \(rules.yaml\)\): OPENAI_API_KEY, GROQ_API_KEY; -e NAME passes one, or include providers.yaml in the rules\$" err &&
+	test_grep -v "$SECRET_VALUE" err &&
+	test_grep -v "^OPENAI_API_KEY=" env.out &&
+	OPENAI_API_KEY=$SECRET_VALUE GROQ_API_KEY=$SECRET_VALUE \
+		run_exec -e OPENAI_API_KEY -- sh -c "env >env.out" &&
+	test "$rc" = 0 &&
+	test_grep "forward list of .*: GROQ_API_KEY; -e NAME" err &&
+	test_grep "^OPENAI_API_KEY=$SECRET_VALUE\$" env.out &&
+	run_exec -- true &&
+	test_grep -v "not passed to the agent" err
+'
+
 test_expect_success 'the proxy'\''s rules with a provider gateway (every key, switched on) still load in exec; the key passes, the base URL is the gateway'\''s' '
 	cp rules.yaml rules.saved &&
 	cat >>rules.yaml <<-EOF &&
