@@ -34,6 +34,7 @@
 #include "intutic.h"
 #include "locate.h"
 #include "log.h"
+#include "login.h"
 #include "policy.h"
 #include "project.h"
 #include "rules.h"
@@ -62,7 +63,7 @@ const struct cmd_entry cmd_exec_entry = {
 	    "                    [--proxy URL] [--state-dir DIR]\n"
 	    "                    [--sandbox-runtime docker|podman] [--sandbox-image IMAGE]\n"
 	    "                    [--sandbox-allow CIDR[:PORT]]...\n"
-	    "                    [--sandbox-mount DIR[:ro]]...\n"
+	    "                    [--sandbox-mount DIR[:ro]]... [--sandbox-login AGENT]...\n"
 	    "                    [--sandbox-memory SIZE] [--sandbox-cpus N]\n"
 	    "                    [--sandbox-pids N] [--sandbox-dry-run]\n"
 	    "                    -- COMMAND [ARG...]\n"
@@ -100,6 +101,9 @@ const struct cmd_entry cmd_exec_entry = {
 	    "                    path; the first one is the working directory.\n"
 	    "                    With a writable one the agent runs as this\n"
 	    "                    user (uid, gid): what it makes is this user's.\n"
+	    "--sandbox-login AGENT  Copy AGENT's login files (claude, codex) from\n"
+	    "                    HOME into the sandbox's home, and back when\n"
+	    "                    the agent changed them.\n"
 	    "--sandbox-memory SIZE, --sandbox-cpus N, --sandbox-pids N  Limits\n"
 	    "                    (default 4g, 2, 512; a microVM: 1g, 2).\n"
 	    "--sandbox-dry-run   A microVM: print the hypervisor's configuration\n"
@@ -745,7 +749,9 @@ exec_register(struct exec_run *run, const char *policy, char *err,
 static int
 exec_parse_sandbox(int argc, char **argv, int *i, struct exec_opts *o)
 {
-	static const char *const lists[] = { "sandbox-allow", "sandbox-mount" };
+	static const char *const lists[] = { "sandbox-allow", "sandbox-mount",
+	    "sandbox-login" };
+	static const char *const metas[] = { "CIDR", "DIR", "AGENT" };
 	const char *v;
 	size_t j;
 	int k;
@@ -773,12 +779,14 @@ exec_parse_sandbox(int argc, char **argv, int *i, struct exec_opts *o)
 	if ((k = cmd_option(&cmd_exec_entry, argc, argv, i, "sandbox-pids",
 	    "N", &o->pids)) != 0)
 		return k;
-	for (j = 0; j < 2; j++) {
-		const char **list = j == 0 ? o->allow_cidr : o->mount;
-		size_t *n = j == 0 ? &o->nallow_cidr : &o->nmount;
+	for (j = 0; j < 3; j++) {
+		const char **list = j == 0 ? o->allow_cidr : j == 1 ?
+		    o->mount : o->login;
+		size_t *n = j == 0 ? &o->nallow_cidr : j == 1 ? &o->nmount :
+		    &o->nlogin;
 
 		if ((k = cmd_option(&cmd_exec_entry, argc, argv, i, lists[j],
-		    j == 0 ? "CIDR" : "DIR", &v)) == 0)
+		    metas[j], &v)) == 0)
 			continue;
 		if (k < 0)
 			return -1;
@@ -799,17 +807,26 @@ exec_check_sandbox(const struct exec_opts *o)
 {
 	struct hostfw_net net;
 	const char *sizes = "0123456789", *s;
+	char names[128];
 	size_t i;
 
 	if (o->sandbox == NULL && (o->runtime != NULL || o->image != NULL ||
 	    o->memory != NULL || o->cpus != NULL || o->pids != NULL ||
-	    o->nallow_cidr > 0 || o->nmount > 0))
+	    o->nallow_cidr > 0 || o->nmount > 0 || o->nlogin > 0))
 		return cmd_usage_error(&cmd_exec_entry, "exec: the --sandbox-* "
 		    "options need --sandbox");
 	if (o->dry_run && (o->sandbox == NULL || (strcmp(o->sandbox,
 	    "firecracker") != 0 && strcmp(o->sandbox, "qemu") != 0)))
 		return cmd_usage_error(&cmd_exec_entry, "exec: "
 		    "--sandbox-dry-run needs --sandbox=firecracker or qemu");
+	if (o->nlogin > 0 && strcmp(o->sandbox, "oci") != 0)
+		return cmd_usage_error(&cmd_exec_entry, "exec: "
+		    "--sandbox-login needs --sandbox=oci");
+	for (i = 0; i < o->nlogin; i++)
+		if (!login_agent_known(o->login[i], names, sizeof(names)))
+			return cmd_usage_error(&cmd_exec_entry, "exec: "
+			    "--sandbox-login: '%s' is not an agent intutic "
+			    "knows (%s)", o->login[i], names);
 	for (i = 0; i < o->nallow_cidr; i++)
 		if (hostfw_net_parse(o->allow_cidr[i], 0, &net) != 0)
 			return cmd_usage_error(&cmd_exec_entry, "exec: "

@@ -48,6 +48,8 @@ struct exec_opts {
 	size_t			 nallow_cidr;
 	const char		*mount[EXEC_LIST_MAX];	/* DIR[:ro] */
 	size_t			 nmount;
+	const char		*login[EXEC_LIST_MAX];	/* --sandbox-login */
+	size_t			 nlogin;
 };
 
 #define EXEC_SENTINELS_MAX	8	/* brokered providers a run has keys of */

@@ -23,6 +23,12 @@
 #                            --sandbox-mount is writable, so that the
 #                            workspace is writable and what the agent makes
 #                            there is that user's on the host.
+#   INTUTIC_SANDBOX_LOGIN    the agent's login files (--sandbox-login),
+#                            relative to the home, space-separated: copied
+#                            from /run/intutic-login (the launcher's copy)
+#                            into the home, mode 0600, before the command,
+#                            and back after it exits, for the launcher to
+#                            put back in the user's home if they changed.
 #   HTTP_PROXY, HTTPS_PROXY... are passed on untouched.
 #
 # POSIX sh: it runs on Alpine (busybox) and Debian (dash) bases alike.
@@ -166,6 +172,11 @@ case $workdir in
 /*)	;;
 *)	die "INTUTIC_SANDBOX_WORKDIR '$workdir': not an absolute path" ;;
 esac
+login=${INTUTIC_SANDBOX_LOGIN:-}
+case $login in
+*[!A-Za-z0-9._/\ -]*|*..*|/*|*\ /*)
+	die "INTUTIC_SANDBOX_LOGIN '$login': not home-relative paths" ;;
+esac
 HOME=$SANDBOX_HOME
 USER=$SANDBOX_USER
 LOGNAME=$SANDBOX_USER
@@ -176,14 +187,33 @@ export HOME USER LOGNAME
 # the gid and the uid: setuid() to a non-root uid empties the permitted
 # and effective sets.  capsh then runs sh, which enters the work directory
 # as the user (root without DAC_OVERRIDE cannot enter the user's 0700
-# home) and execs the command.
+# home) and execs the command; with login files, copies them in first and
+# out after the command (which then is its child, not exec()ed).
 # shellcheck disable=SC2016 # expanded by that sh
 exec capsh --drop=all --inh= --noamb --groups= \
     --gid="$SANDBOX_GID" --uid="$SANDBOX_UID" \
     --shell=/bin/sh -- -c '
+	login=$2 from=/run/intutic-login
+	umask 077
+	for f in $login; do
+		test -f "$from/$f" || continue
+		case $f in */*) mkdir -p "$HOME/${f%/*}" ;; esac
+		cp "$from/$f" "$HOME/$f" && chmod 600 "$HOME/$f" || {
+			printf "%s: cannot copy the login file %s in\n" "$0" "$f" >&2
+			exit 125
+		}
+	done
 	cd "$1" 2>/dev/null || {
 		printf "%s: cannot enter the work directory '"'%s'"'\n" "$0" "$1" >&2
 		exit 125
 	}
-	shift
-	exec "$@"' "$me" "$workdir" "$@"
+	shift 2
+	test -z "$login" && exec "$@"
+	"$@"
+	rc=$?
+	for f in $login; do
+		test -f "$HOME/$f" && test ! -L "$HOME/$f" &&
+			! cmp -s "$HOME/$f" "$from/$f" &&
+			cp "$HOME/$f" "$from/$f.new" && mv -f "$from/$f.new" "$from/$f"
+	done
+	exit "$rc"' "$me" "$workdir" "$login" "$@"

@@ -38,6 +38,7 @@
 #include "hostfw.h"
 #include "intutic.h"
 #include "log.h"
+#include "login.h"
 #include "oci-fail.h"
 #include "spawn.h"
 
@@ -917,7 +918,8 @@ oci_run(const struct exec_run *run)
 	char seccomp[PATH_MAX + 16], resolv[PATH_MAX + 32], dnsopt[80];
 	char tail[OCI_RUN_TAIL];
 	enum oci_fail fail;
-	char uid[16], gid[16];
+	char uid[16], gid[16], login_mount[PATH_MAX + sizeof(LOGIN_MOUNT) + 2];
+	struct login *login = NULL;
 	size_t i, nnames = 0;
 	int st, r = EXIT_CANNOT_RUN, writable = 0, rootless;
 
@@ -959,10 +961,27 @@ oci_run(const struct exec_run *run)
 	snprintf(uid, sizeof(uid), "%u", (unsigned int)getuid());
 	snprintf(gid, sizeof(gid), "%u", (unsigned int)getgid());
 	rootless = strcmp(c.name, "podman") == 0 && geteuid() != 0;
+	/* The login files: the agent's, which is uid 1000 or this user. */
+	if (o->nlogin > 0 && login_stage(o->login, o->nlogin, writable ||
+	    rootless ? getuid() : 1000, writable || rootless ? getgid() : 1000,
+	    &login) != 0)
+		goto out;
+	if (login != NULL) {
+		if (strchr(login_dir(login), ':') != NULL) {
+			error("--sandbox-login: '%s' has a ':' (the runtime's "
+			    "-v separator); set TMPDIR to a directory without "
+			    "one", login_dir(login));
+			goto out;
+		}
+		snprintf(login_mount, sizeof(login_mount), "%s:%s",
+		    login_dir(login), LOGIN_MOUNT);
+	}
 	if (exec_env(run, &e, OCI_HOST_NAME, run->loc->port, 0) != 0 ||
 	    (writable && !rootless &&
 	    (envv_set(&e, "INTUTIC_SANDBOX_UID", uid) != 0 ||
 	    envv_set(&e, "INTUTIC_SANDBOX_GID", gid) != 0)) ||
+	    (login != NULL && envv_set(&e, "INTUTIC_SANDBOX_LOGIN",
+	    login_list(login)) != 0) ||
 	    envv_set(&e, "INTUTIC_SANDBOX_RULESET", ruleset) != 0 ||
 	    (workdir[0] != '\0' &&
 	    envv_set(&e, "INTUTIC_SANDBOX_WORKDIR", workdir) != 0) ||
@@ -1046,8 +1065,12 @@ oci_run(const struct exec_run *run)
 		argvb_add(&ab, "--ip");
 		argvb_add(&ab, c.addr);
 	}
-	if (writable && rootless)
+	if ((writable || login != NULL) && rootless)
 		argvb_add(&ab, "--userns=keep-id:uid=1000,gid=1000");
+	if (login != NULL) {
+		argvb_add(&ab, "-v");
+		argvb_add(&ab, login_mount);
+	}
 	for (i = 0; i < o->nmount; i++) {
 		argvb_add(&ab, "-v");
 		argvb_add(&ab, mounts[i]);
@@ -1086,6 +1109,7 @@ oci_run(const struct exec_run *run)
 		    "command itself exited 125", c.name);
 	r = st < 0 ? EXIT_CANNOT_RUN : st;
  out:
+	login_finish(login);
 	free(ruleset);
 	argvb_free(&ab);
 	for (i = 0; i < nnames; i++)
