@@ -48,7 +48,7 @@ test_expect_success 'inside: exactly the login files, 0600, the agent'"'"'s; a r
 	login_exec --sandbox-login claude --sandbox-login codex -- sh -c "
 		cd && find . -type f | sort &&
 		stat -c \"%a %u %n\" .claude/.credentials.json .claude.json .codex/auth.json &&
-		cat .codex/auth.json && echo codex-auth-2 >.codex/auth.json" &&
+		cat .codex/auth.json && echo codex-auth-1b >.codex/auth.json" &&
 	test "$rc" = 0 &&
 	cat >expect <<-\EOF &&
 	./.claude.json
@@ -60,9 +60,20 @@ test_expect_success 'inside: exactly the login files, 0600, the agent'"'"'s; a r
 	codex-auth-1
 	EOF
 	test_cmp expect out &&
-	test "$(cat h/.codex/auth.json)" = codex-auth-2 &&
+	test "$(cat h/.codex/auth.json)" = codex-auth-1b &&
 	test "$(stat -c %a h/.codex/auth.json)" = 600 &&
 	test "$(cat h/.claude/.credentials.json)" = claude-cred-1 &&
+	test -z "$(ls -A tmp)"
+'
+
+test_expect_success 'with a writable workspace (the agent is root'"'"'s uid here): the files are its, and come back' '
+	mkdir ws &&
+	login_exec --sandbox-mount "$PWD/ws" --sandbox-login codex -- sh -c "
+		stat -c \"%a %u\" ~/.codex/auth.json &&
+		echo codex-auth-2 >~/.codex/auth.json" &&
+	test "$rc" = 0 &&
+	test "$(cat out)" = "600 0" &&
+	test "$(cat h/.codex/auth.json)" = codex-auth-2 &&
 	test -z "$(ls -A tmp)"
 '
 
