@@ -49,6 +49,7 @@
 #define OCI_DEFAULT_CPUS	"2"
 #define OCI_DEFAULT_PIDS	"512"
 #define OCI_HOST_NAME		"host.docker.internal"
+#define OCI_UNSHARE		"/usr/bin/unshare"	/* util-linux */
 #define OCI_SANDBOX_HOME	"/sandbox/home"
 #define OCI_ENTRYPOINT		"/usr/local/bin/intutic-entrypoint"
 #define OCI_SECCOMP		"seccomp.json"	/* in the sandbox directory */
@@ -540,6 +541,21 @@ oci_build(const struct oci *c, const char *image, const char *file,
 	    "(once; it is reused afterwards)", image, df);
 	(void)oci_build_containers(c, before, OCI_LIST_MAX);
 	argvb_init(&ab);
+	/*
+	 * Rootful podman builds in a PID namespace of its own: a RUN step's
+	 * processes (runc's, in a session beyond the build's process group)
+	 * end with the build when a signal stops it, since a namespace's
+	 * processes die with its first one.
+	 */
+	if (geteuid() == 0 && strcmp(c->name, "podman") == 0 &&
+	    access(OCI_UNSHARE, X_OK) == 0) {
+		argvb_add(&ab, OCI_UNSHARE);
+		argvb_add(&ab, "--pid");
+		argvb_add(&ab, "--fork");
+		argvb_add(&ab, "--kill-child");
+		argvb_add(&ab, "--mount-proc");
+		argvb_add(&ab, "--");
+	}
 	argvb_add(&ab, c->rt);
 	argvb_add(&ab, "build");
 	/* Intermediate containers removed when a step fails too. */
