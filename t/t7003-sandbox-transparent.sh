@@ -147,10 +147,11 @@ test_expect_success 'a name the rules do not allow: REFUSED by the filter (never
 			--resolve other.test:443:$OTHER https://other.test/ ||
 			echo curl-refused ;
 		exit 0" &&
-	test "$rc" = 0 &&
-	test "$(grep -c "status: REFUSED" out)" = 2 &&
+	{ test "$rc" = 0 && test "$(grep -c "status: REFUSED" out)" = 2 ||
+		{ echo "exec exited $rc; what it wrote:" >&2; cat out err >&2; false; }; } &&
 	test_grep "^curl-refused\$" out &&
-	! grep -qi -e secret -e leak "$DNS_QUERY_LOG" &&
+	{ ! grep -i -e secret -e leak "$DNS_QUERY_LOG" >&2 ||
+		{ echo "asked of the upstream name server (above)" >&2; false; }; } &&
 	server_since other &&
 	test_must_be_empty other.new &&
 	audit_since 1 &&
