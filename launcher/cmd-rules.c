@@ -579,24 +579,6 @@ fetch_kept_tag(const char *file, const char *url, char *tag, size_t len)
 	close(fd);
 }
 
-/* Writes all of buf to fd: 0, or -1. */
-static int
-fetch_write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int
 rules_fetch(int argc, char **argv)
 {
@@ -654,8 +636,8 @@ rules_fetch(int argc, char **argv)
 	snprintf(mark, sizeof(mark), "%s" FETCH_MARK "%s from %s\n",
 	    len > 0 && body[len - 1] != '\n' ? "\n" : "",
 	    tag[0] != '\0' ? tag : "-", url);
-	if (fchmod(fd, 0644) == -1 || fetch_write_all(fd, body, len) != 0 ||
-	    fetch_write_all(fd, mark, strlen(mark)) != 0 || fsync(fd) != 0) {
+	if (fchmod(fd, 0644) == -1 || settings_write_all(fd, body, len) != 0 ||
+	    settings_write_all(fd, mark, strlen(mark)) != 0 || fsync(fd) != 0) {
 		error("rules fetch: cannot write %s: %s", tmp, strerror(errno));
 		goto fail;
 	}

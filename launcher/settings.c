@@ -465,7 +465,7 @@ settings_mkdir(const char *dir)
 	return -1;
 }
 
-static int
+int
 settings_write_all(int fd, const char *s, size_t len)
 {
 	ssize_t n;
@@ -670,55 +670,74 @@ settings_check_url(const char *url, char *err, size_t errlen)
 }
 
 /*
- * Asks the API, with If-None-Match: etag when it is not NULL (the cache's
- * entity tag).  0 with *level (a 200; etag_out gets its ETag, "" when
- * none); 1 when the API answered 304 Not Modified (the cache still holds);
- * -1 with why it did not answer (no answer, an error answer, an answer
- * that is not valid settings).
+ * GETs url from the API (the token, ca, SETTINGS_TIMEOUT_MS, answers of at
+ * most body_max bytes), with If-None-Match: etag when it is not NULL.  0
+ * with *body (the caller frees it), *len and etag_out (the answer's ETag,
+ * "" when none); 1 when the API answered 304 Not Modified; -1 with why it
+ * gave no usable answer (no answer, or a status other than 200).
+ */
+static int
+settings_get(const char *url, const char *token, const char *ca,
+    const char *etag, size_t body_max, char **body, size_t *len,
+    char *etag_out, size_t etag_outlen, char *why, size_t whylen)
+{
+	struct fetch_req req;
+	char ferr[FETCH_ERROR_MAX];
+	long status;
+
+	*body = NULL;
+	*len = 0;
+	memset(&req, 0, sizeof(req));
+	req.url = url;
+	req.bearer = token;
+	req.ca_file = ca;
+	req.https = 1;
+	req.timeout_ms = SETTINGS_TIMEOUT_MS;
+	req.body_max = body_max;
+	req.if_none_match = etag;
+	req.etag = etag_out;
+	req.etaglen = etag_outlen;
+	if (fetch(&req, &status, body, len, ferr, sizeof(ferr)) != 0) {
+		settings_fmt(why, whylen, "%s", ferr);
+		return -1;
+	}
+	if (status == 200)
+		return 0;
+	free(*body);
+	*body = NULL;
+	if (status == 304 && etag != NULL)
+		return 1;
+	settings_fmt(why, whylen, "HTTP %ld%s", status,
+	    status >= 300 && status < 400 ? ", a redirect, which is "
+	    "not followed" : (status == 401 || status == 403) &&
+	    token == NULL ? " (INTUTIC_TOKEN is not set)" : "");
+	return -1;
+}
+
+/*
+ * Asks the API for the level, with If-None-Match: etag when it is not
+ * NULL (the cache's entity tag).  0 with *level (a 200; etag_out gets its
+ * ETag, "" when none); 1 when the API answered 304 Not Modified (the cache
+ * still holds); -1 with why it did not answer (no answer, an error answer,
+ * an answer that is not valid settings).
  */
 static int
 settings_fetch(const char *url, const char *token, const char *ca,
     const char *etag, enum settings_level *level, char *etag_out,
     size_t etag_outlen, char *why, size_t whylen)
 {
-	struct fetch_req req;
 	char full[SETTINGS_URL_MAX + sizeof(SETTINGS_API_PATH)];
-	char ferr[FETCH_ERROR_MAX];
 	char *body = NULL;
 	size_t len, ulen = strlen(url);
-	long status;
 	int r;
 
 	while (ulen > 0 && url[ulen - 1] == '/')
 		ulen--;
 	settings_fmt(full, sizeof(full), "%.*s%s", (int)ulen, url,
 	    SETTINGS_API_PATH);
-	memset(&req, 0, sizeof(req));
-	req.url = full;
-	req.bearer = token;
-	req.ca_file = ca;
-	req.https = 1;
-	req.timeout_ms = SETTINGS_TIMEOUT_MS;
-	req.body_max = SETTINGS_BODY_MAX;
-	req.if_none_match = etag;
-	req.etag = etag_out;
-	req.etaglen = etag_outlen;
-	if (fetch(&req, &status, &body, &len, ferr, sizeof(ferr)) != 0) {
-		settings_fmt(why, whylen, "%s", ferr);
-		return -1;
-	}
-	if (status == 304 && etag != NULL) {
-		free(body);
-		return 1;
-	}
-	if (status != 200) {
-		free(body);
-		settings_fmt(why, whylen, "HTTP %ld%s", status,
-		    status >= 300 && status < 400 ? ", a redirect, which is "
-		    "not followed" : (status == 401 || status == 403) &&
-		    token == NULL ? " (INTUTIC_TOKEN is not set)" : "");
-		return -1;
-	}
+	if ((r = settings_get(full, token, ca, etag, SETTINGS_BODY_MAX, &body,
+	    &len, etag_out, etag_outlen, why, whylen)) != 0)
+		return r;
 	r = settings_parse_doc(SETTINGS_DOC_API,
 	    "HTTP 200 but not valid settings", body, len, level, why, whylen);
 	free(body);
@@ -1000,41 +1019,12 @@ settings_rules_fetch(const char *url, const char *etag, char **body,
     size_t *len, char *etag_out, size_t etag_outlen, char *err,
     size_t errlen)
 {
-	struct fetch_req req;
 	const char *token = settings_env("INTUTIC_TOKEN");
-	char ferr[FETCH_ERROR_MAX];
-	long status;
+	int r;
 
-	*body = NULL;
-	*len = 0;
-	memset(&req, 0, sizeof(req));
-	req.url = url;
-	req.bearer = token;
-	req.ca_file = settings_env("INTUTIC_API_CA_FILE");
-	req.https = 1;
-	req.timeout_ms = SETTINGS_TIMEOUT_MS;
-	req.body_max = SETTINGS_RULES_MAX;
-	req.if_none_match = etag;
-	req.etag = etag_out;
-	req.etaglen = etag_outlen;
-	if (fetch(&req, &status, body, len, ferr, sizeof(ferr)) != 0) {
-		settings_fmt(err, errlen, "%s", ferr);
+	r = settings_get(url, token, settings_env("INTUTIC_API_CA_FILE"), etag,
+	    SETTINGS_RULES_MAX, body, len, etag_out, etag_outlen, err, errlen);
+	if (r == -1)
 		settings_scrub(err, errlen, token);
-		return -1;
-	}
-	if (status == 304 && etag != NULL) {
-		free(*body);
-		*body = NULL;
-		return 1;
-	}
-	if (status != 200) {
-		free(*body);
-		*body = NULL;
-		settings_fmt(err, errlen, "HTTP %ld%s", status,
-		    status >= 300 && status < 400 ? ", a redirect, which is "
-		    "not followed" : (status == 401 || status == 403) &&
-		    token == NULL ? " (INTUTIC_TOKEN is not set)" : "");
-		return -1;
-	}
-	return 0;
+	return r;
 }

@@ -96,6 +96,9 @@ int		 settings_rules_url(char *url, size_t urllen, char *err,
  * -1 with why it gave no usable answer in err, which never holds the
  * token.
  */
+/* Writes all len bytes of s to fd (EINTR retried): 0, or -1 with errno. */
+int		 settings_write_all(int fd, const char *s, size_t len);
+
 int		 settings_rules_fetch(const char *url, const char *etag,
 		    char **body, size_t *len, char *etag_out,
 		    size_t etag_outlen, char *err, size_t errlen);
