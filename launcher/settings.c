@@ -279,6 +279,34 @@ static const char *const sp_cache_keys[] = { "level", "url", "fetched",
 #define SP_CACHE_REQUIRED	3
 
 /*
+ * The cache's string member `key` (the current event) into buf: printable
+ * ASCII without spaces, not empty, shorter than len.  0, or -1 with the
+ * message ("'KEY' holds a byte no WHAT may hold").
+ */
+static int
+sp_cache_text(struct yread *p, const char *key, const char *a_what,
+    const char *what, char *buf, size_t len)
+{
+	const yaml_event_t *ev = &p->ev;
+	size_t i, n;
+
+	if (yread_string(p, key, a_what) != 0)
+		return -1;
+	n = ev->data.scalar.length;
+	if (n == 0 || n >= len)
+		return yread_fail(p, &ev->start_mark, "'%s' is empty or too "
+		    "long", key);
+	for (i = 0; i < n; i++)
+		if (ev->data.scalar.value[i] <= 0x20 ||
+		    ev->data.scalar.value[i] >= 0x7f)
+			return yread_fail(p, &ev->start_mark, "'%s' holds a "
+			    "byte no %s may hold", key, what);
+	memcpy(buf, ev->data.scalar.value, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
  * {"level": LEVEL, "url": URL, "fetched": N[, "etag": TAG]}: our own
  * format.
  */
@@ -323,38 +351,14 @@ sp_cache_map(struct yread *p, void *arg)
 				    yread_describe(p, q, sizeof(q)));
 			break;
 		case 1:
-			if (yread_string(p, "url", "a URL") != 0)
+			if (sp_cache_text(p, "url", "a URL", "URL", c->url,
+			    sizeof(c->url)) != 0)
 				return -1;
-			if (ev->data.scalar.length == 0 ||
-			    ev->data.scalar.length >= sizeof(c->url))
-				return yread_fail(p, &ev->start_mark, "'url' is "
-				    "empty or too long");
-			for (i = 0; i < ev->data.scalar.length; i++)
-				if (ev->data.scalar.value[i] <= 0x20 ||
-				    ev->data.scalar.value[i] >= 0x7f)
-					return yread_fail(p, &ev->start_mark,
-					    "'url' holds a byte no URL may "
-					    "hold");
-			memcpy(c->url, ev->data.scalar.value,
-			    ev->data.scalar.length);
-			c->url[ev->data.scalar.length] = '\0';
 			break;
 		case 3:
-			if (yread_string(p, "etag", "an entity tag") != 0)
+			if (sp_cache_text(p, "etag", "an entity tag",
+			    "entity tag", c->etag, sizeof(c->etag)) != 0)
 				return -1;
-			if (ev->data.scalar.length == 0 ||
-			    ev->data.scalar.length >= sizeof(c->etag))
-				return yread_fail(p, &ev->start_mark, "'etag' is "
-				    "empty or too long");
-			for (i = 0; i < ev->data.scalar.length; i++)
-				if (ev->data.scalar.value[i] <= 0x20 ||
-				    ev->data.scalar.value[i] >= 0x7f)
-					return yread_fail(p, &ev->start_mark,
-					    "'etag' holds a byte no entity tag "
-					    "may hold");
-			memcpy(c->etag, ev->data.scalar.value,
-			    ev->data.scalar.length);
-			c->etag[ev->data.scalar.length] = '\0';
 			break;
 		default:
 			v = 0;
