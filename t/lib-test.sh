@@ -556,6 +556,24 @@ test_expect_code () {
 	return 1
 }
 
+# text_of: stdin as one line, quotes dropped, blanks squeezed (to compare
+# a help text with its man page).
+text_of () {
+	tr -d "\`'" | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
+	echo
+}
+
+# options_of: the option list of a help text or of a page rendered by
+# mandoc, on stdin: one "-x, --opt ARG Description..." line per option.
+options_of () {
+	awk '
+		/^ *-/ { if (cur != "") print cur; cur = $0; next }
+		cur != "" && /^ *$/ { print cur; cur = ""; exit }
+		cur != "" { cur = cur " " $0 }
+		END { if (cur != "") print cur }
+	' | tr -s ' \t' '  ' | sed 's/^ //; s/ $//'
+}
+
 # test_grep [-v] [-i] [-F] PATTERN FILE: some line of FILE matches the
 # extended regular expression PATTERN (-v: no line does; -F: fixed string).
 test_grep () {

@@ -97,23 +97,6 @@ use_bin () {
 	mkdir -p "$BIN"
 }
 
-# text_of: stdin as one line, quotes dropped, blanks squeezed.
-text_of () {
-	tr -d "\`'" | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
-	echo
-}
-
-# options_of: the option list of a help text or of a page rendered by
-# mandoc, on stdin: one "-x, --opt ARG Description..." line per option.
-options_of () {
-	awk '
-		/^ *-/ { if (cur != "") print cur; cur = $0; next }
-		cur != "" && /^ *$/ { print cur; cur = ""; exit }
-		cur != "" { cur = cur " " $0 }
-		END { if (cur != "") print cur }
-	' | tr -s ' \t' '  ' | sed 's/^ //; s/ $//'
-}
-
 # man_page: intutic-doctor(1) as plain text.
 man_page () {
 	mandoc -T ascii "$top_srcdir/man/intutic-doctor.1" |

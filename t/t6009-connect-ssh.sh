@@ -97,23 +97,6 @@ ssh_to () {
 
 # --- help, usage, no proxy --------------------------------------------------------
 
-# text_of: stdin as one line, quotes dropped, blanks squeezed.
-text_of () {
-	tr -d "\`'" | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
-	echo
-}
-
-# options_of: the option list of a help text or of a page rendered by
-# mandoc: one "--opt ARG Description..." line per option.
-options_of () {
-	awk '
-		/^ *-/ { if (cur != "") print cur; cur = $0; next }
-		cur != "" && /^ *$/ { print cur; cur = ""; exit }
-		cur != "" { cur = cur " " $0 }
-		END { if (cur != "") print cur }
-	' | tr -s ' \t' '  ' | sed 's/^ //; s/ $//'
-}
-
 test_expect_success MANDOC '--help: the synopsis, description and options of intutic-connect(1); intutic(1) names the same options' '
 	"$INTUTIC" connect --help >help 2>err &&
 	test_must_be_empty err &&
