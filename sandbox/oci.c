@@ -61,11 +61,8 @@
 #define OCI_LIST_MAX		(16 * 1024)	/* `podman ps --external` */
 #define OCI_RUN_TAIL		8192	/* bytes of `RUNTIME run`'s stderr read */
 #define OCI_CONTAINERS_CONF	"containers.conf"	/* in the sandbox dir */
-#define OCI_BASE_RECIPE		"`debootstrap --variant=minbase " \
-	"--include=nftables,libcap2-bin,jq,bash,curl,ca-certificates " \
-	"bookworm rootfs && tar -C rootfs -c . | %s import - " \
-	"localhost/base:bookworm`, then re-run with " \
-	"INTUTIC_SANDBOX_BASE=localhost/base:bookworm (sandbox/README.md)"
+#define OCI_MKBASE		"mkbase"	/* in the sandbox dir */
+#define OCI_BASE_NAME		"localhost/intutic-base:bookworm"
 
 extern char **environ;
 
@@ -521,6 +518,8 @@ oci_build(const struct oci *c, const char *image, const char *file,
 	struct argvb ab;
 	char **argv;
 	int st, sig, left, r = -1;
+	/* building the default image for its -node variant */
+	int node = strcmp(c->image, image) != 0;
 
 	if (oci_sandbox_file(file, df, sizeof(df)) != 0)
 		return -1;
@@ -600,10 +599,16 @@ oci_build(const struct oci *c, const char *image, const char *file,
 	if (st != 0) {
 		oci_build_dump(&b);
 		if (oci_fail_pull(b.buf)) {
+			/* mkbase: beside the Dockerfile */
 			error("building %s failed: its base image %s cannot be "
-			    "pulled; build it on a local base: " OCI_BASE_RECIPE
-			    "; nothing was run", image, base != NULL ? base :
-			    "(the Dockerfile's)", c->name);
+			    "pulled; build a base from Debian's packages with "
+			    "`sudo %s/" OCI_MKBASE " --runtime %s --import "
+			    OCI_BASE_NAME "%s`, then re-run with "
+			    "INTUTIC_SANDBOX_BASE=" OCI_BASE_NAME "%s "
+			    "(intutic-exec(1), Building the images offline); "
+			    "nothing was run", image, base != NULL ? base :
+			    "(the Dockerfile's)", dir, c->name,
+			    node ? "-node --node" : "", node ? "-node" : "");
 		} else
 			error("building %s failed (exit %d; %s build's output "
 			    "is above): fix what it says and re-run; nothing "

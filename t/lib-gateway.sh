@@ -210,6 +210,28 @@ start_provider () {
 		export ${test_gw_var_}_REQUESTS ${test_gw_var_}_URL"
 }
 
+# start_sandbox_gateway KEY [OPTIONS...]: for a container test
+# (lib-sandbox.sh, after sandbox_setup): the provider double "provider"
+# (start_provider), rules with the gateway (t/data/gateway/broker.yaml:
+# anthropic brokered, openai passed through) and KEY as anthropic's real
+# key in keys/anthropic, and the proxy on the bridge with its gateway
+# (start_sandbox_proxy, one worker, the test CA for the provider; OPTIONS
+# after those).
+start_sandbox_gateway () {
+	test $# -ge 1 || { echo "start_sandbox_gateway: needs KEY" >&2; return 1; }
+	test_gw_key_=$1
+	shift
+	test_certs &&
+	start_provider provider &&
+	write_hosts hosts "$GATEWAY_PROVIDER_HOST=127.0.0.1" &&
+	fill_rules gateway/broker.yaml rules.yaml PORT="$PROVIDER_PORT" \
+		OTHERPORT=443 &&
+	mkdir -p keys && chmod 700 keys &&
+	printf "%s\n" "$test_gw_key_" >keys/anthropic && chmod 600 keys/anthropic &&
+	start_sandbox_proxy rules.yaml --workers 1 --gateway-ca "$CA_FILE" \
+		--gateway-keys keys "$@"
+}
+
 # --- the clients -----------------------------------------------------------------
 
 # gateway_with_hosts CMD...: CMD in a mount namespace of its own whose

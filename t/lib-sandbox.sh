@@ -62,14 +62,18 @@
 # SANDBOX_GATEWAY (podman's bridge gateway, 10.88.0.1), SANDBOX_FAR_ADDR,
 # SANDBOX_DNS_ADDR, SANDBOX_ENVELOPE (the launcher's run flags), CONTAINERS_CONF.
 #
-# The base image: `debootstrap --variant=minbase bookworm` with the
-# packages of SANDBOX_BASE_PACKAGES included, so that the Dockerfile
-# installs nothing.  The tree is kept as a tarball in $SANDBOX_TEST_CACHE
-# (default /var/cache/intutic-tests), named after that list, made once (a
-# minute or two, from the mirror in /etc/apt/sources.list{,.d}, before the
-# script enters its namespace: the only traffic that leaves the machine, a
-# package download like apt-get's), and imported into podman's own storage
-# as localhost/intutic-test-base:<suite>-<key> when that image is missing.
+# The base image: what sandbox/mkbase (the shipped recipe for a base
+# without a container registry) makes with SANDBOX_MKBASE_ARGS: Debian
+# minbase with every package the Dockerfiles check for and the tests' own
+# (SANDBOX_BASE_PACKAGES), Node.js from Debian, npm and Claude Code
+# (SANDBOX_NPM) from the npm registry; so no build installs anything.  The
+# tree is kept as a tarball in $SANDBOX_TEST_CACHE (default
+# /var/cache/intutic-tests), named after those arguments and mkbase's own
+# text, made once (a minute or two, from the mirror apt uses here and the
+# npm registry, before the script enters its namespace: the only traffic
+# that leaves the machine, a package download like apt-get's and npm's),
+# and imported into podman's own storage as
+# localhost/intutic-test-base:<suite>-<key> when that image is missing.
 # Remove the tarball and the image to build them again.
 #
 # Network rule: the containers and every server live in the script's
@@ -89,9 +93,12 @@ SANDBOX_CPUS=1			# --cpus
 
 # --- names ------------------------------------------------------------------
 SANDBOX_SUITE=bookworm
-SANDBOX_BASE_PACKAGES=nftables,jq,libcap2-bin,bash,curl,ca-certificates,python3,bind9-dnsutils,nodejs,openssl
-# another list, another tarball and image
-test_sandbox_key_=$SANDBOX_SUITE-$(printf '%s' "$SANDBOX_BASE_PACKAGES" | cksum | awk '{ print $1 }')
+SANDBOX_BASE_PACKAGES="python3 bind9-dnsutils openssl"	# beyond mkbase's
+SANDBOX_NPM=@anthropic-ai/claude-code@2.1.112	# as lib-gateway.sh's
+SANDBOX_MKBASE_ARGS="--suite $SANDBOX_SUITE --node --npm $SANDBOX_NPM"
+# other arguments or another mkbase, another tarball and image
+test_sandbox_key_=$SANDBOX_SUITE-$({ printf '%s|%s\n' "$SANDBOX_MKBASE_ARGS" \
+    "$SANDBOX_BASE_PACKAGES"; cat "$top_srcdir/sandbox/mkbase"; } | cksum | awk '{ print $1 }')
 SANDBOX_BASE_IMAGE=localhost/intutic-test-base:$test_sandbox_key_
 SANDBOX_IMAGE=localhost/intutic/sandbox:test-$test_name_
 SANDBOX_FAR_ADDR=10.99.0.2	# a host a container reaches, never allowed
@@ -119,42 +126,19 @@ test_sandbox_n_=0
 
 # --- the namespace ------------------------------------------------------------
 
-# test_sandbox_mirror_: the Debian mirror apt uses here (deb822 URIs: or a
-# sources.list deb line, not a -security one); deb.debian.org when none.
-test_sandbox_mirror_ () {
-	test_sandbox_m_=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-	    awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' |
-	    grep -v -e security -e '^cdrom' | grep -E '^https?://' | head -n 1)
-	test -n "$test_sandbox_m_" ||
-		test_sandbox_m_=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-		    awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\//) { print $i; break } }' |
-		    grep -v security | head -n 1)
-	printf '%s\n' "${test_sandbox_m_:-http://deb.debian.org/debian}"
-}
-
-# test_sandbox_tarball_build_: the base tree as a tarball in the cache, made
-# with debootstrap when missing (under a lock: another script may be at it).
-# Runs outside the test's namespace.  Fails with the reason on stderr.
+# test_sandbox_tarball_build_: the base tree as a tarball in the cache,
+# made with sandbox/mkbase when missing (under a lock: another script may be
+# at it).  Runs outside the test's namespace.  Fails with the reason on
+# stderr.
 test_sandbox_tarball_build_ () {
 	test -s "$test_sandbox_tarball_" && return 0
 	mkdir -p "$SANDBOX_TEST_CACHE" || return 1
-	test_sandbox_mirror_=$(test_sandbox_mirror_)
-	# shellcheck disable=SC2016 # expanded by the inner shell
-	timeout -k 10 "$SANDBOX_DEBOOTSTRAP_SECONDS" flock "$SANDBOX_TEST_CACHE/.lock" sh -c '
-		set -e
-		test -s "$1" && exit 0
-		dir=$2/rootfs.$$
-		rm -rf "$dir"
-		trap "rm -rf \"$dir\" \"$1.tmp\"" EXIT
-		debootstrap --variant=minbase \
-		    --include="$5" \
-		    "$3" "$dir" "$4" >"$2/debootstrap.log" 2>&1
-		rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
-		tar -C "$dir" --numeric-owner -czf "$1.tmp" .
-		mv "$1.tmp" "$1"
-	' sh "$test_sandbox_tarball_" "$SANDBOX_TEST_CACHE" "$SANDBOX_SUITE" \
-	    "$test_sandbox_mirror_" "$SANDBOX_BASE_PACKAGES" </dev/null >/dev/null 2>&1 || {
-		echo "debootstrap of $SANDBOX_SUITE from $test_sandbox_mirror_ failed (see $SANDBOX_TEST_CACHE/debootstrap.log)" >&2
+	# shellcheck disable=SC2086 # the arguments are words
+	timeout -k 10 "$SANDBOX_DEBOOTSTRAP_SECONDS" flock "$SANDBOX_TEST_CACHE/.lock" \
+	    "$top_srcdir/sandbox/mkbase" --out "$test_sandbox_tarball_" \
+	    --packages "$SANDBOX_BASE_PACKAGES" $SANDBOX_MKBASE_ARGS \
+	    </dev/null >"$SANDBOX_TEST_CACHE/mkbase.out" 2>&1 || {
+		echo "sandbox/mkbase failed: $(tail -n 1 "$SANDBOX_TEST_CACHE/mkbase.out") (see $SANDBOX_TEST_CACHE/mkbase.out)" >&2
 		return 1
 	}
 }
@@ -193,7 +177,7 @@ sandbox_isolate_netns () {
 		test_skip_all "needs root and ip netns (network namespaces)"
 	if ! timeout -k 5 "$SANDBOX_PODMAN_SECONDS" podman image exists "$SANDBOX_BASE_IMAGE" 2>/dev/null; then
 		test -s "$test_sandbox_tarball_" ||
-			printf '%s\n' "# building the test base image's tree with debootstrap (once; cached in $SANDBOX_TEST_CACHE)"
+			printf '%s\n' "# building the test base image's tree with sandbox/mkbase (once; cached in $SANDBOX_TEST_CACHE)"
 		test_sandbox_err_=$(test_sandbox_tarball_build_ 2>&1) ||
 			test_skip_all "cannot build the base image offline: $test_sandbox_err_"
 	fi

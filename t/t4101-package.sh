@@ -33,17 +33,6 @@ for tool in dpkg-buildpackage dh debootstrap chroot flock timeout tar ip curl py
 		test_skip_all "needs $tool (scripts/bootstrap installs dpkg-dev, debhelper, debootstrap)"
 done
 
-# pkg_mirror: the Debian mirror apt uses here; deb.debian.org when none.
-pkg_mirror () {
-	pkg_m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-	    awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' |
-	    grep -v -e security -e '^cdrom' | grep -E '^https?://' | head -n 1)
-	test -n "$pkg_m" ||
-		pkg_m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-		    awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\//) { print $i; break } }' |
-		    grep -v security | head -n 1)
-	printf '%s\n' "${pkg_m:-http://deb.debian.org/debian}"
-}
 
 # Outside the namespace: the base root, once.
 if test -z "${TEST_NETNS:-}" && ! test -s "$pkg_tarball"; then
@@ -61,7 +50,7 @@ if test -z "${TEST_NETNS:-}" && ! test -s "$pkg_tarball"; then
 		rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
 		tar -C "$dir" --numeric-owner -czf "$1.tmp" .
 		mv "$1.tmp" "$1"
-	' sh "$pkg_tarball" "$PKG_TEST_CACHE" "$PKG_SUITE" "$(pkg_mirror)" \
+	' sh "$pkg_tarball" "$PKG_TEST_CACHE" "$PKG_SUITE" "$("$top_srcdir/sandbox/mkbase" --print-mirror)" \
 	    "$PKG_BASE_PACKAGES" </dev/null >/dev/null 2>&1 ||
 		test_skip_all "cannot make the base root: debootstrap of $PKG_SUITE failed (see $PKG_TEST_CACHE/debootstrap-pkg.log)"
 fi

@@ -14,15 +14,7 @@ OKEY=sk-proj-sandboxpassthrough0123456789
 
 test_expect_success 'setup: the image, the test provider, the proxy with the gateway (anthropic brokered, openai passed through)' '
 	sandbox_setup &&
-	test_certs &&
-	start_provider provider &&
-	write_hosts hosts api.provider.test=127.0.0.1 &&
-	fill_rules gateway/broker.yaml rules.yaml PORT="$PROVIDER_PORT" \
-		OTHERPORT=443 &&
-	mkdir -p keys && chmod 700 keys &&
-	printf "%s\n" "$REAL" >keys/anthropic && chmod 600 keys/anthropic &&
-	start_sandbox_proxy rules.yaml --workers 1 --gateway-ca "$CA_FILE" \
-		--gateway-keys keys
+	start_sandbox_gateway "$REAL"
 '
 
 test_expect_success 'in the sandbox: base URLs at the gateway on the bridge, the sentinel and not the key; calls go through, the provider gets the real key' '

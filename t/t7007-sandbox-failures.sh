@@ -102,7 +102,7 @@ test_expect_success 'a base that cannot be pulled: the error names INTUTIC_SANDB
 		INTUTIC_SANDBOX_IMAGE=localhost/intutic/t7007:pull-$$ \
 		INTUTIC_SANDBOX_BASE=localhost/intutic-t7007-none:$$ &&
 	test "$rc" = 125 &&
-	test_grep "its base image localhost/intutic-t7007-none:$$ cannot be pulled; build it on a local base: .*debootstrap .*podman import .*INTUTIC_SANDBOX_BASE=" err &&
+	test_grep "its base image localhost/intutic-t7007-none:$$ cannot be pulled; build a base from Debian.s packages with .sudo $top_srcdir/sandbox/mkbase --runtime podman --import localhost/intutic-base:bookworm., then re-run with INTUTIC_SANDBOX_BASE=localhost/intutic-base:bookworm " err &&
 	test "$(grep -c "INTUTIC_SANDBOX_BASE" err)" = 1
 '
 

@@ -1,0 +1,111 @@
+#!/bin/sh
+test_description='the -node sandbox image, built with no network on a base that sandbox/mkbase made from Debian'\''s packages and the npm registry: node and npm in the sandbox, Claude Code from npm answers --version and a real call through the provider gateway; a -node image whose base cannot be pulled names mkbase --node'
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib-test.sh"
+. "$top_srcdir/t/lib-proxy.sh"
+. "$top_srcdir/t/lib-sandbox.sh"
+. "$top_srcdir/t/lib-gateway.sh"
+sandbox_isolate_netns
+test_require_proxy curl
+
+test_exec_env
+
+# The launcher's own images, named for this script: the default one and
+# its -node variant, built on first use from sandbox/ on the test base
+# (sandbox/mkbase's, lib-sandbox.sh).
+T7008_IMAGE=localhost/intutic/sandbox-t7008:default-$$
+ANSWER='Hello from the provider double.'	# provider.py's
+REAL=sk-ant-api03-REALt7008key0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789012
+
+# t7008_exec [OPTIONS...] -- COMMAND...: sandbox_exec with the launcher's
+# default image names and the -node image; at most SANDBOX_BUILD_SECONDS
+# (the first run builds both images).
+t7008_exec () {
+	rc=0
+	INTUTIC_SANDBOX_IMAGE=$T7008_IMAGE INTUTIC_SANDBOX_BASE=$SANDBOX_BASE_IMAGE \
+	INTUTIC_SANDBOX_DIR=$top_srcdir/sandbox \
+		timeout -k 5 "$SANDBOX_BUILD_SECONDS" "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" --sandbox --sandbox-runtime podman \
+		--sandbox-image "$T7008_IMAGE-node" --sandbox-pids "$SANDBOX_PIDS" \
+		--sandbox-memory "$SANDBOX_MEMORY" --sandbox-cpus "$SANDBOX_CPUS" \
+		"$@" >out 2>err || rc=$?
+}
+
+test_expect_success 'setup: the base from mkbase, the test provider, the proxy with the gateway' '
+	sandbox_setup &&
+	test_atexit "sandbox_podman rmi -f $T7008_IMAGE-node $T7008_IMAGE >/dev/null 2>&1" &&
+	start_sandbox_gateway "$REAL"
+'
+
+test_expect_success 'the base: what mkbase put there, Node.js from Debian and npm from the registry' '
+	sandbox_podman run --rm --network none --entrypoint /bin/sh "$SANDBOX_BASE_IMAGE" -c "
+		node --version; npm --version; command -v claude
+		test -s /etc/resolv.conf && echo resolv-not-empty
+		ls /var/lib/apt/lists | grep -v -e ^lock\$ -e ^partial\$ | head -n 1
+		ls /root/.npm 2>&1 | head -n 1" >base.out &&
+	cat base.out &&
+	test_grep "^v18\." base.out &&
+	test_grep "^10\.9\.4\$" base.out &&
+	test_grep "^/usr/bin/claude\$" base.out &&
+	test_grep -v "resolv-not-empty" base.out &&
+	test_grep "No such file" base.out
+'
+
+test_expect_success 'intutic exec --sandbox-image VERSION-node -- node --version: both images built on first use, with no network' '
+	! sandbox_podman image exists "$T7008_IMAGE" &&
+	! sandbox_podman image exists "$T7008_IMAGE-node" &&
+	t7008_exec -- sh -c "node --version; npm --version" &&
+	cat err &&
+	test "$rc" = 0 &&
+	test_grep "^v18\." out &&
+	test_grep "^10\.9\.4\$" out &&
+	test_grep "building the sandbox image $T7008_IMAGE from .*/Dockerfile " err &&
+	test_grep "building the sandbox image $T7008_IMAGE-node from .*/Dockerfile.node " err &&
+	sandbox_podman image exists "$T7008_IMAGE-node"
+'
+
+test_expect_success 'the second run reuses the image; npm works as the agent (uid 1000, its home)' '
+	t7008_exec -- sh -c "id -u; npm config get prefix; npm ls --global --depth=0" &&
+	test "$rc" = 0 &&
+	test_grep -v "building the sandbox image" err &&
+	test_grep "^1000\$" out &&
+	test_grep "@anthropic-ai/claude-code@${SANDBOX_NPM##*@}" out
+'
+
+test_expect_success 'Claude Code from npm in the sandbox: claude --version' '
+	t7008_exec -- claude --version &&
+	test "$rc" = 0 &&
+	test_grep "^${SANDBOX_NPM##*@} \(Claude Code\)\$" out
+'
+
+test_expect_success 'Claude Code in the sandbox: claude -p through the gateway, the provider gets the real key, the run is audited' '
+	audit_mark &&
+	DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 \
+	CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 ANTHROPIC_API_KEY=$REAL \
+		t7008_exec -e DISABLE_TELEMETRY -e DISABLE_AUTOUPDATER \
+		-e DISABLE_ERROR_REPORTING -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC \
+		-- sh -c "claude -p \"say hi\" </dev/null" &&
+	cat err &&
+	test "$rc" = 0 &&
+	echo "$ANSWER" >expect &&
+	test_cmp expect out &&
+	audit_count "$PROVIDER_REQUESTS" key=$REAL >n && echo 1 >expect && test_cmp expect n &&
+	audit_records "$PROVIDER_REQUESTS" key=$REAL >claude.rec &&
+	test_grep -i "\[\"user-agent\",\"claude-cli/${SANDBOX_NPM##*@} " claude.rec &&
+	audit_wait event=call provider=anthropic key_mode=broker \
+		status=200 "run~^run-" "client~^10[.]"
+'
+
+test_expect_success 'a -node image whose base cannot be pulled: the error names mkbase --node' '
+	rc=0 &&
+	INTUTIC_SANDBOX_IMAGE=localhost/intutic/sandbox-t7008:pull-$$ \
+	INTUTIC_SANDBOX_BASE=localhost/intutic-t7008-none:$$ \
+	INTUTIC_SANDBOX_DIR=$top_srcdir/sandbox \
+		timeout -k 5 "$SANDBOX_BUILD_SECONDS" "$INTUTIC" exec \
+		--state-dir "$PROXY_DIR/state" --sandbox --sandbox-runtime podman \
+		--sandbox-image localhost/intutic/sandbox-t7008:pull-$$-node \
+		-- true >out 2>err || rc=$? &&
+	test "$rc" = 125 &&
+	test_grep "cannot be pulled; build a base from Debian.s packages with .sudo $top_srcdir/sandbox/mkbase --runtime podman --import localhost/intutic-base:bookworm-node --node., then re-run with INTUTIC_SANDBOX_BASE=localhost/intutic-base:bookworm-node " err
+'
+
+test_done
