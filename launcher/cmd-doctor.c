@@ -475,7 +475,7 @@ doctor_rules(const struct proxy_loc *loc)
 
 /*
  * The enforcement level: 0 with *level and where it came from in source,
- * -1 when it cannot be read.
+ * -1 when it cannot be read.  A line for logins when they are denied.
  */
 static int
 doctor_level(enum settings_level *level, char *source, size_t sourcelen)
@@ -494,6 +494,10 @@ doctor_level(enum settings_level *level, char *source, size_t sourcelen)
 	    settings_level_str(s.level), s.source);
 	doctor_emit("level", s.note[0] != '\0' ? DOCTOR_WARN : DOCTOR_OK, NULL,
 	    detail, s.note[0] != '\0' ? s.note : NULL);
+	if (s.logins_deny)
+		doctor_line("logins", DOCTOR_OK, NULL, "denied, from %s: "
+		    "`intutic exec --sandbox-login` is refused",
+		    s.logins_source);
 	if (source != NULL)
 		snprintf(source, sourcelen, "%s", s.source);
 	return 0;

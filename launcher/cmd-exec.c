@@ -103,7 +103,8 @@ const struct cmd_entry cmd_exec_entry = {
 	    "                    user (uid, gid): what it makes is this user's.\n"
 	    "--sandbox-login AGENT  Copy AGENT's login files (claude, codex) from\n"
 	    "                    HOME into the sandbox's home, and back when\n"
-	    "                    the agent changed them.\n"
+	    "                    the agent changed them (unless the workspace's\n"
+	    "                    settings say logins: deny).\n"
 	    "--sandbox-memory SIZE, --sandbox-cpus N, --sandbox-pids N  Limits\n"
 	    "                    (default 4g, 2, 512; a microVM: 1g, 2).\n"
 	    "--sandbox-dry-run   A microVM: print the hypervisor's configuration\n"
@@ -1149,6 +1150,13 @@ exec_enforcement(const struct exec_opts *o)
 	}
 	if (s.note[0] != '\0')
 		error("%s", s.note);
+	if (o->nlogin > 0 && s.logins_deny) {
+		error("--sandbox-login is forbidden by "
+		    "this workspace's settings (sandbox.logins: deny, from %s): "
+		    "run without it and log in inside the sandbox, or ask the "
+		    "operator; nothing was run", s.logins_source);
+		return EXIT_CANNOT_RUN;
+	}
 	if (o->sandbox == NULL && s.level == SETTINGS_REQUIRE) {
 		error("this workspace requires a "
 		    "sandbox (enforcement level require, from %s); run it "

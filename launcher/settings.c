@@ -77,21 +77,36 @@ sp_level(const yaml_event_t *ev, enum settings_level *level)
 /* ------------------------------------------------- the settings document */
 
 static const char *const sp_top_keys[] = { "sandbox" };
-static const char *const sp_sandbox_keys[] = { "enforcement" };
+static const char *const sp_sandbox_keys[] = { "enforcement", "logins" };
+#define SP_SANDBOX_KEYS	2
+
+/* sandbox.logins: allow (0) or deny (1); -1 for anything else. */
+static int
+sp_logins(const yaml_event_t *ev)
+{
+	if (yread_scalar_is(ev, "allow"))
+		return 0;
+	if (yread_scalar_is(ev, "deny"))
+		return 1;
+	return -1;
+}
 
 /*
- * {"sandbox": {"enforcement": LEVEL}}.  JSON (the API's answer) may hold
- * other keys, which are skipped; a local file may not: a misspelt key there
- * would otherwise leave the level at off.
+ * {"sandbox": {"enforcement": LEVEL[, "logins": allow|deny]}}.  JSON (the
+ * API's answer) may hold other keys, which are skipped; a local file may
+ * not: a misspelt key there would otherwise leave the level at off.
  */
 static int
 sp_settings_map(struct yread *p, void *arg)
 {
-	enum settings_level *level = arg;
+	struct settings_vals *v = arg;
 	yaml_mark_t root = p->ev.start_mark, sandbox;
 	char other[YREAD_QUOTE_BUF], q[YREAD_QUOTE_BUF];
-	int k, have_sandbox = 0, have_level;
+	unsigned int seen;
+	int k, have_sandbox = 0;
 
+	v->level = SETTINGS_OFF;
+	v->logins_deny = 0;
 	for (;;) {
 		if (yread_next(p) != 0)
 			return -1;
@@ -118,40 +133,52 @@ sp_settings_map(struct yread *p, void *arg)
 			return yread_fail(p, &p->ev.start_mark, "'sandbox' is %s: "
 			    "expected %s", yread_describe(p, q, sizeof(q)),
 			    p->json ? "an object" : "a mapping");
-		have_level = 0;
+		seen = 0;
 		for (;;) {
 			if (yread_next(p) != 0)
 				return -1;
 			if (p->ev.type == YAML_MAPPING_END_EVENT)
 				break;
-			if ((k = yread_key(p, sp_sandbox_keys, 1, other,
-			    sizeof(other))) < 0)
+			if ((k = yread_key(p, sp_sandbox_keys, SP_SANDBOX_KEYS,
+			    other, sizeof(other))) < 0)
 				return -1;
-			if (k == 1) {
+			if (k == SP_SANDBOX_KEYS) {
 				if (!p->json)
 					return yread_fail(p, &p->ev.start_mark,
 					    "unknown key %s in 'sandbox': "
-					    "expected enforcement", other);
+					    "expected enforcement or logins",
+					    other);
 				if (yread_next(p) != 0 || yread_skip(p) != 0)
 					return -1;
 				continue;
 			}
-			if (have_level)
+			if (seen & (1U << k))
 				return yread_fail(p, &p->ev.start_mark,
-				    "'enforcement' appears twice");
-			have_level = 1;
+				    "'%s' appears twice", sp_sandbox_keys[k]);
+			seen |= 1U << k;
 			if (yread_next(p) != 0)
 				return -1;
+			if (k == 1) {
+				if (yread_string(p, "logins", "allow or "
+				    "deny") != 0)
+					return -1;
+				if ((v->logins_deny = sp_logins(&p->ev)) < 0)
+					return yread_fail(p, &p->ev.start_mark,
+					    "'logins' is %s: expected allow or "
+					    "deny", yread_describe(p, q,
+					    sizeof(q)));
+				continue;
+			}
 			if (yread_string(p, "enforcement", "off, recommend or "
 			    "require") != 0)
 				return -1;
-			if (sp_level(&p->ev, level) != 0)
+			if (sp_level(&p->ev, &v->level) != 0)
 				return yread_fail(p, &p->ev.start_mark,
 				    "'enforcement' is %s: expected off, "
 				    "recommend or require",
 				    yread_describe(p, q, sizeof(q)));
 		}
-		if (!have_level)
+		if (!(seen & 1U))
 			return yread_fail(p, &sandbox, "'sandbox' has no "
 			    "'enforcement' (off, recommend or require)");
 	}
@@ -249,7 +276,7 @@ settings_slurp(const char *path, int own, char **buf, size_t *len,
 
 /* The local file: 0 with *level, 1 when there is none, -1 with err. */
 static int
-settings_local_read(const char *path, enum settings_level *level, char *err,
+settings_local_read(const char *path, struct settings_vals *vals, char *err,
     size_t errlen)
 {
 	char *buf;
@@ -258,7 +285,7 @@ settings_local_read(const char *path, enum settings_level *level, char *err,
 
 	if ((r = settings_slurp(path, 0, &buf, &len, err, errlen)) != 0)
 		return r;
-	r = settings_parse_doc(SETTINGS_DOC_LOCAL, path, buf, len, level, err,
+	r = settings_parse_doc(SETTINGS_DOC_LOCAL, path, buf, len, vals, err,
 	    errlen);
 	free(buf);
 	return r;
@@ -267,16 +294,20 @@ settings_local_read(const char *path, enum settings_level *level, char *err,
 /* ---------------------------------------------------------------- cache */
 
 struct settings_cache {
-	enum settings_level	 level;
+	struct settings_vals	 vals;
 	char			 url[SETTINGS_URL_MAX];
 	long long		 fetched;	/* seconds since the epoch */
 	char			 etag[SETTINGS_ETAG_MAX];	/* "": none */
 };
 
-/* The first three are required; "etag" (the answer's ETag) is not. */
+/*
+ * The first three are required; "etag" (the answer's ETag) and "logins"
+ * (absent from a cache an older intutic wrote: allow) are not.
+ */
 static const char *const sp_cache_keys[] = { "level", "url", "fetched",
-    "etag" };
+    "etag", "logins" };
 #define SP_CACHE_REQUIRED	3
+#define SP_CACHE_KEYS		5
 
 /*
  * The cache's string member `key` (the current event) into buf: printable
@@ -307,8 +338,8 @@ sp_cache_text(struct yread *p, const char *key, const char *a_what,
 }
 
 /*
- * {"level": LEVEL, "url": URL, "fetched": N[, "etag": TAG]}: our own
- * format.
+ * {"level": LEVEL, "url": URL, "fetched": N[, "etag": TAG][, "logins":
+ * allow|deny]}: our own format.
  */
 static int
 sp_cache_map(struct yread *p, void *arg)
@@ -327,10 +358,10 @@ sp_cache_map(struct yread *p, void *arg)
 			return -1;
 		if (ev->type == YAML_MAPPING_END_EVENT)
 			break;
-		if ((k = yread_key(p, sp_cache_keys, 4, other,
+		if ((k = yread_key(p, sp_cache_keys, SP_CACHE_KEYS, other,
 		    sizeof(other))) < 0)
 			return -1;
-		if (k == 4) {
+		if (k == SP_CACHE_KEYS) {
 			if (yread_next(p) != 0 || yread_skip(p) != 0)
 				return -1;
 			continue;
@@ -345,9 +376,17 @@ sp_cache_map(struct yread *p, void *arg)
 		case 0:
 			if (yread_string(p, "level", "a level") != 0)
 				return -1;
-			if (sp_level(ev, &c->level) != 0)
+			if (sp_level(ev, &c->vals.level) != 0)
 				return yread_fail(p, &ev->start_mark, "'level' is "
 				    "%s: expected off, recommend or require",
+				    yread_describe(p, q, sizeof(q)));
+			break;
+		case 4:
+			if (yread_string(p, "logins", "allow or deny") != 0)
+				return -1;
+			if ((c->vals.logins_deny = sp_logins(ev)) < 0)
+				return yread_fail(p, &ev->start_mark, "'logins' "
+				    "is %s: expected allow or deny",
 				    yread_describe(p, q, sizeof(q)));
 			break;
 		case 1:
@@ -388,7 +427,7 @@ sp_cache_map(struct yread *p, void *arg)
 }
 
 /*
- * Reads one document: `arg` is an enum settings_level for the API's
+ * Reads one document: `arg` is a struct settings_vals for the API's
  * answer and the local file, a struct settings_cache for the cache.
  */
 static int
@@ -406,18 +445,18 @@ settings_parse_doc(enum settings_doc doc, const char *name, const char *buf,
 
 int
 settings_parse(enum settings_doc doc, const char *name, const char *buf,
-    size_t len, enum settings_level *level, char *err, size_t errlen)
+    size_t len, struct settings_vals *vals, char *err, size_t errlen)
 {
 	struct settings_cache c;
 	int r;
 
 	if (doc != SETTINGS_DOC_CACHE)
-		return settings_parse_doc(doc, name, buf, len, level, err,
+		return settings_parse_doc(doc, name, buf, len, vals, err,
 		    errlen);
 	memset(&c, 0, sizeof(c));
 	if ((r = settings_parse_doc(doc, name, buf, len, &c, err,
 	    errlen)) == 0)
-		*level = c.level;
+		*vals = c.vals;
 	return r;
 }
 
@@ -493,11 +532,11 @@ settings_write_all(int fd, const char *s, size_t len)
  */
 static int
 settings_cache_write(const char *dir, const char *path,
-    enum settings_level level, const char *url, time_t now, const char *etag,
-    char *why, size_t whylen)
+    const struct settings_vals *v, const char *url, time_t now,
+    const char *etag, char *why, size_t whylen)
 {
 	char tmp[PATH_MAX], parent[PATH_MAX];
-	char text[SETTINGS_URL_MAX + SETTINGS_ETAG_MAX * 2 + 160];
+	char text[SETTINGS_URL_MAX + SETTINGS_ETAG_MAX * 2 + 192];
 	char tag[SETTINGS_ETAG_MAX * 2 + 16];
 	char *slash;
 	size_t i, o = 0;
@@ -525,8 +564,9 @@ settings_cache_write(const char *dir, const char *path,
 		tag[o] = '\0';
 	}
 	n = snprintf(text, sizeof(text), "{\"level\": \"%s\", \"url\": \"%s\", "
-	    "\"fetched\": %lld%s}\n", settings_level_str(level), url,
-	    (long long)now, tag);
+	    "\"fetched\": %lld%s, \"logins\": \"%s\"}\n",
+	    settings_level_str(v->level), url, (long long)now, tag,
+	    v->logins_deny ? "deny" : "allow");
 	if (n < 0 || (size_t)n >= sizeof(text) ||
 	    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir,
 	    SETTINGS_CACHE_FILE) >= (int)sizeof(tmp)) {
@@ -719,15 +759,15 @@ settings_get(const char *url, const char *token, const char *ca,
 }
 
 /*
- * Asks the API for the level, with If-None-Match: etag when it is not
- * NULL (the cache's entity tag).  0 with *level (a 200; etag_out gets its
+ * Asks the API for the settings, with If-None-Match: etag when it is not
+ * NULL (the cache's entity tag).  0 with *vals (a 200; etag_out gets its
  * ETag, "" when none); 1 when the API answered 304 Not Modified (the cache
  * still holds); -1 with why it did not answer (no answer, an error answer,
  * an answer that is not valid settings).
  */
 static int
 settings_fetch(const char *url, const char *token, const char *ca,
-    const char *etag, enum settings_level *level, char *etag_out,
+    const char *etag, struct settings_vals *vals, char *etag_out,
     size_t etag_outlen, char *why, size_t whylen)
 {
 	char full[SETTINGS_URL_MAX + sizeof(SETTINGS_API_PATH)];
@@ -743,7 +783,7 @@ settings_fetch(const char *url, const char *token, const char *ca,
 	    &len, etag_out, etag_outlen, why, whylen)) != 0)
 		return r;
 	r = settings_parse_doc(SETTINGS_DOC_API,
-	    "HTTP 200 but not valid settings", body, len, level, why, whylen);
+	    "HTTP 200 but not valid settings", body, len, vals, why, whylen);
 	free(body);
 	return r;
 }
@@ -811,17 +851,27 @@ settings_check_token(const char *token, char *err, size_t errlen)
 	return 0;
 }
 
+/* sandbox.logins: deny from `source`, unless a source said so already. */
+static void
+settings_logins_deny(struct settings *s, const char *source)
+{
+	if (s->logins_deny)
+		return;
+	s->logins_deny = 1;
+	settings_fmt(s->logins_source, sizeof(s->logins_source), "%s", source);
+}
+
 /*
- * With an API configured: its level, else the cached one, else the local
- * file's, else require.  Then the local file's when it is stricter.
+ * With an API configured: its settings, else the cached ones, else the
+ * local file's, else require and logins denied.  Then the local file's
+ * level when it is stricter, and its logins: deny.
  */
 static void
 settings_from_api(struct settings *s, const char *url, const char *token,
-    const char *ca, int have_local, enum settings_level local,
-    const char *local_path)
+    const char *ca, const struct settings_vals *local, const char *local_path)
 {
 	struct settings_cache c;
-	enum settings_level api = SETTINGS_REQUIRE;
+	struct settings_vals api = { SETTINGS_REQUIRE, 1 };
 	char dir[PATH_MAX], path[PATH_MAX], why[SETTINGS_WHY_MAX];
 	char cwhy[SETTINGS_WHY_MAX], age[64], etag[SETTINGS_ETAG_MAX];
 	int have_cache_path, have_tag, r;
@@ -836,15 +886,15 @@ settings_from_api(struct settings *s, const char *url, const char *token,
 	r = settings_fetch(url, token, ca, have_tag ? c.etag : NULL, &api,
 	    etag, sizeof(etag), why, sizeof(why));
 	if (r == 1) {
-		/* 304: the cached level is the API's; the cache says when. */
+		/* 304: the cached settings are the API's; the cache says when. */
 		now = time(NULL);
 		settings_age(c.fetched, now, age, sizeof(age));
-		s->level = api = c.level;
+		api = c.vals;
 		settings_fmt(s->source, sizeof(s->source), "workspace API %s "
 		    "(not modified since it was fetched %s: ETag %s)", url,
 		    age, c.etag);
-		if (settings_cache_write(dir, path, api, url, now, c.etag, cwhy,
-		    sizeof(cwhy)) != 0)
+		if (settings_cache_write(dir, path, &api, url, now, c.etag,
+		    cwhy, sizeof(cwhy)) != 0)
 			settings_fmt(s->note, sizeof(s->note), "cannot cache "
 			    "the level: %s", cwhy);
 	} else if (r == 0) {
@@ -855,25 +905,24 @@ settings_from_api(struct settings *s, const char *url, const char *token,
 			settings_fmt(s->note, sizeof(s->note), "cannot cache "
 			    "the level: neither XDG_CACHE_HOME nor HOME is an "
 			    "absolute path");
-		else if (settings_cache_write(dir, path, api, url, now, etag,
+		else if (settings_cache_write(dir, path, &api, url, now, etag,
 		    cwhy, sizeof(cwhy)) != 0)
 			settings_fmt(s->note, sizeof(s->note), "cannot cache "
 			    "the level: %s", cwhy);
-		s->level = api;
 	} else {
 		r = have_cache_path ? settings_cache_read(path, &c, cwhy,
 		    sizeof(cwhy)) : 1;
 		if (r == 0 && strcmp(c.url, url) == 0) {
 			now = time(NULL);
 			settings_age(c.fetched, now, age, sizeof(age));
-			s->level = api = c.level;
+			api = c.vals;
 			settings_fmt(s->source, sizeof(s->source), "cache of "
 			    "%s (fetched %s; the API did not answer: %s)", url,
 			    age, why);
 			settings_fmt(s->note, sizeof(s->note), "the workspace "
 			    "API %s did not answer (%s): using the level "
 			    "cached %s (%s)", url, why, age,
-			    settings_level_str(api));
+			    settings_level_str(api.level));
 		} else {
 			if (r == 0)
 				settings_fmt(cwhy, sizeof(cwhy), "the cache "
@@ -882,8 +931,8 @@ settings_from_api(struct settings *s, const char *url, const char *token,
 			else if (r == 1)
 				settings_fmt(cwhy, sizeof(cwhy), "nothing is "
 				    "cached");
-			if (have_local) {
-				s->level = local;
+			if (local != NULL) {
+				s->level = local->level;
 				settings_fmt(s->source, sizeof(s->source), "%s "
 				    "(the workspace API %s did not answer: %s; "
 				    "%s)", local_path, url, why, cwhy);
@@ -891,7 +940,9 @@ settings_from_api(struct settings *s, const char *url, const char *token,
 				    "workspace API %s did not answer (%s) and "
 				    "%s: using the level of %s (%s)", url, why,
 				    cwhy, local_path,
-				    settings_level_str(local));
+				    settings_level_str(local->level));
+				if (local->logins_deny)
+					settings_logins_deny(s, local_path);
 			} else {
 				s->level = SETTINGS_REQUIRE;
 				settings_fmt(s->source, sizeof(s->source),
@@ -901,24 +952,30 @@ settings_from_api(struct settings *s, const char *url, const char *token,
 				    "workspace API %s did not answer (%s) and "
 				    "%s: the level is require (fail closed)",
 				    url, why, cwhy);
+				settings_logins_deny(s, s->source);
 			}
 			return;
 		}
 	}
+	s->level = api.level;
+	if (api.logins_deny)
+		settings_logins_deny(s, s->source);
+	if (local != NULL && local->logins_deny)
+		settings_logins_deny(s, local_path);
 	/* An API answer (or its cache) never loosens a stricter local file. */
-	if (have_local && local > api) {
+	if (local != NULL && local->level > api.level) {
 		char was[SETTINGS_TEXT_MAX];
 
 		settings_fmt(was, sizeof(was), "%s", s->source);
-		s->level = local;
+		s->level = local->level;
 		settings_fmt(s->source, sizeof(s->source), "%s (stricter than "
-		    "%s from the %s)", local_path, settings_level_str(api),
+		    "%s from the %s)", local_path, settings_level_str(api.level),
 		    was);
 		if (s->note[0] != '\0') {
 			settings_fmt(was, sizeof(was), "%s", s->note);
 			settings_fmt(s->note, sizeof(s->note), "%s; %s says "
 			    "%s, which is stricter and holds", was, local_path,
-			    settings_level_str(local));
+			    settings_level_str(local->level));
 		}
 	}
 }
@@ -927,7 +984,7 @@ int
 settings_resolve(struct settings *out, char *err, size_t errlen)
 {
 	struct settings s;
-	enum settings_level local = SETTINGS_REQUIRE;
+	struct settings_vals local = { SETTINGS_REQUIRE, 0 };
 	const char *path, *url, *token, *ca;
 	int have_local, r;
 
@@ -943,8 +1000,10 @@ settings_resolve(struct settings *out, char *err, size_t errlen)
 
 	if ((url = settings_env("INTUTIC_API_URL")) == NULL) {
 		if (have_local) {
-			s.level = local;
+			s.level = local.level;
 			settings_fmt(s.source, sizeof(s.source), "%s", path);
+			if (local.logins_deny)
+				settings_logins_deny(&s, path);
 		} else {
 			s.level = SETTINGS_OFF;
 			settings_fmt(s.source, sizeof(s.source), "default (no "
@@ -967,16 +1026,19 @@ settings_resolve(struct settings *out, char *err, size_t errlen)
 		    "read: %s", ca, strerror(errno));
 		goto fail;
 	}
-	settings_from_api(&s, url, token, ca, have_local, local, path);
+	settings_from_api(&s, url, token, ca, have_local ? &local : NULL,
+	    path);
  done:
 	settings_scrub(s.source, sizeof(s.source), token);
 	settings_scrub(s.note, sizeof(s.note), token);
+	settings_scrub(s.logins_source, sizeof(s.logins_source), token);
 	*out = s;
 	return 0;
  fail:
 	settings_scrub(err, errlen, token);
 	memset(out, 0, sizeof(*out));
 	out->level = SETTINGS_REQUIRE;
+	out->logins_deny = 1;
 	return -1;
 }
 

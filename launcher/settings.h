@@ -51,6 +51,12 @@ enum settings_level {
 #define SETTINGS_LOCAL_FILE	"/etc/intutic/settings.yaml"
 #define SETTINGS_CACHE_FILE	"settings.json"	/* in $XDG_CACHE_HOME/intutic */
 
+/* What one settings document says. */
+struct settings_vals {
+	enum settings_level	 level;		/* sandbox.enforcement */
+	int			 logins_deny;	/* sandbox.logins: deny */
+};
+
 struct settings {
 	enum settings_level	 level;
 	/* Where the level came from, for people: one line, no secret. */
@@ -61,6 +67,13 @@ struct settings {
 	 * One line, lowercase, no program name: print "intutic: NOTE".
 	 */
 	char			 note[SETTINGS_TEXT_MAX];
+	/*
+	 * sandbox.logins: deny from any source (the API's answer or its
+	 * cache, the local file; and the fail-closed default), which
+	 * forbids `exec --sandbox-login`; where the deny came from.
+	 */
+	int			 logins_deny;
+	char			 logins_source[SETTINGS_TEXT_MAX];
 };
 
 /*
@@ -106,19 +119,19 @@ int		 settings_rules_fetch(const char *url, const char *etag,
 /* The documents settings_resolve() reads, for settings_parse(). */
 enum settings_doc {
 	SETTINGS_DOC_API = 0,	/* the API's answer: JSON, other keys skipped */
-	SETTINGS_DOC_CACHE,	/* the cache: JSON, {"level", "url", "fetched"} */
+	SETTINGS_DOC_CACHE,	/* the cache: JSON, {"level", "url", "fetched", ...} */
 	SETTINGS_DOC_LOCAL,	/* the local file: YAML, no other key */
 };
 
 /*
  * Parses buf[0..len) (no NUL needed) the way settings_resolve() reads a
  * document of kind `doc`, messages starting with `name` (a file's path
- * for SETTINGS_DOC_LOCAL).  0 with *level (for the cache, the level it
- * holds), or -1 with the message in err.  The reader the three sources
- * share; exported for t/fuzz/fuzz-settings-json.c.
+ * for SETTINGS_DOC_LOCAL).  0 with *vals (for the cache, what it holds),
+ * or -1 with the message in err.  The reader the three sources share;
+ * exported for t/fuzz/fuzz-settings-json.c.
  */
 int		 settings_parse(enum settings_doc doc, const char *name,
-		    const char *buf, size_t len, enum settings_level *level,
+		    const char *buf, size_t len, struct settings_vals *vals,
 		    char *err, size_t errlen);
 
 #endif /* INTUTIC_SETTINGS_H */

@@ -107,6 +107,15 @@ int	 exec_env(const struct exec_run *run, struct envv *e,
 	    const char *host, unsigned int port, int host_base);
 
 /*
+ * In a sandbox, where intutic is not: sandbox/connect.sh (`intutic
+ * connect` in bash) at this path, mounted into every container and
+ * installed in the microVM's guest by scripts/mkguest, and GIT_SSH_COMMAND
+ * with it as ssh's ProxyCommand.
+ */
+#define SANDBOX_CONNECT		"/usr/local/libexec/intutic-connect"
+#define SANDBOX_GIT_SSH		"ssh -o 'ProxyCommand=" SANDBOX_CONNECT " %h %p'"
+
+/*
  * Tells the proxy the address the run's sandbox will send from (a
  * container's on its bridge, a microVM guest's), before the sandbox
  * starts: from then on every connection from there is the run's, whatever

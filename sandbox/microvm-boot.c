@@ -599,7 +599,9 @@ vm_agent(const struct exec_run *run, struct vm *vm)
 
 	argvb_init(&ab);
 	inet_ntop(AF_INET, &vm->host, host, sizeof(host));
+	/* GIT_SSH_COMMAND: after exec_env(), so that -e's wins. */
 	if (exec_env(run, &e, host, run->loc->port, 0) != 0 ||
+	    envv_set(&e, "GIT_SSH_COMMAND", SANDBOX_GIT_SSH) != 0 ||
 	    (cmd = malloc(VM_CMD_MAX)) == NULL) {
 		error("out of memory");
 		goto out;

@@ -54,6 +54,7 @@
 #define OCI_ENTRYPOINT		"/usr/local/bin/intutic-entrypoint"
 #define OCI_SECCOMP		"seccomp.json"	/* in the sandbox directory */
 #define OCI_RESOLV_CONF		"resolv.conf"	/* ditto */
+#define OCI_CONNECT_FILE	"connect.sh"	/* ditto: at SANDBOX_CONNECT */
 #define OCI_ADDR_TRIES		8	/* addresses tried for a container */
 #define OCI_BUILD_OUT_MAX	(256 * 1024)	/* a build's output kept */
 #define OCI_STEP_SHOWN		72	/* bytes of a step on its line */
@@ -779,19 +780,15 @@ oci_mount_arg(const char *spec, char *out, size_t len, char *dirout,
 }
 
 /*
- * The seccomp profile and the resolv.conf every container gets, as the
- * runtime's arguments: "seccomp=PATH" and "PATH:/etc/resolv.conf:ro".
- * Without them nothing runs.
+ * The sandbox directory's FILE mounted read-only at DEST, as the runtime's
+ * -v argument "PATH:DEST:ro".
  */
 static int
-oci_shipped_args(char *seccomp, size_t seclen, char *resolv, size_t reslen)
+oci_shipped_mount(const char *file, const char *dest, char *arg, size_t len)
 {
 	char path[PATH_MAX];
 
-	if (oci_sandbox_file(OCI_SECCOMP, path, sizeof(path)) != 0)
-		return -1;
-	snprintf(seccomp, seclen, "seccomp=%s", path);
-	if (oci_sandbox_file(OCI_RESOLV_CONF, path, sizeof(path)) != 0)
+	if (oci_sandbox_file(file, path, sizeof(path)) != 0)
 		return -1;
 	if (strchr(path, ':') != NULL) {
 		error("'%s' cannot be mounted: its path "
@@ -800,8 +797,29 @@ oci_shipped_args(char *seccomp, size_t seclen, char *resolv, size_t reslen)
 		    "one; nothing was run", path);
 		return -1;
 	}
-	snprintf(resolv, reslen, "%s:/etc/resolv.conf:ro", path);
+	snprintf(arg, len, "%s:%s:ro", path, dest);
 	return 0;
+}
+
+/*
+ * What every container gets from the sandbox directory, whatever its
+ * image, as the runtime's arguments: the seccomp profile
+ * ("seccomp=PATH"), the resolv.conf ("PATH:/etc/resolv.conf:ro") and ssh's
+ * ProxyCommand (connect.sh, "PATH:" OCI_CONNECT ":ro").  Without them
+ * nothing runs.
+ */
+static int
+oci_shipped_args(char *seccomp, size_t seclen, char *resolv, size_t reslen,
+    char *connect, size_t conlen)
+{
+	char path[PATH_MAX];
+
+	if (oci_sandbox_file(OCI_SECCOMP, path, sizeof(path)) != 0)
+		return -1;
+	snprintf(seccomp, seclen, "seccomp=%s", path);
+	return oci_shipped_mount(OCI_RESOLV_CONF, "/etc/resolv.conf", resolv,
+	    reslen) != 0 || oci_shipped_mount(OCI_CONNECT_FILE, SANDBOX_CONNECT,
+	    connect, conlen) != 0 ? -1 : 0;
 }
 
 /*
@@ -937,6 +955,7 @@ oci_run(const struct exec_run *run)
 	char *ruleset = NULL, memory[32], cpus[32];
 	char pids[32], workdir[PATH_MAX], *names[EXEC_ENV_MAX + 32];
 	char seccomp[PATH_MAX + 16], resolv[PATH_MAX + 32], dnsopt[80];
+	char connect[PATH_MAX + sizeof(SANDBOX_CONNECT) + 8];
 	char tail[OCI_RUN_TAIL];
 	enum oci_fail fail;
 	char uid[16], gid[16], login_mount[PATH_MAX + sizeof(LOGIN_MOUNT) + 2];
@@ -957,7 +976,7 @@ oci_run(const struct exec_run *run)
 		    sizeof(why)) != 0)
 			return EXIT_USAGE;
 	if (oci_shipped_args(seccomp, sizeof(seccomp), resolv,
-	    sizeof(resolv)) != 0)
+	    sizeof(resolv), connect, sizeof(connect)) != 0)
 		return EXIT_CANNOT_RUN;
 	if (oci_image(o, &c) != 0)
 		return oci_signalled != 0 ? 128 + oci_signalled :
@@ -997,7 +1016,9 @@ oci_run(const struct exec_run *run)
 		snprintf(login_mount, sizeof(login_mount), "%s:%s",
 		    login_dir(login), LOGIN_MOUNT);
 	}
+	/* GIT_SSH_COMMAND: after exec_env(), so that -e's wins. */
 	if (exec_env(run, &e, OCI_HOST_NAME, run->loc->port, 0) != 0 ||
+	    envv_set(&e, "GIT_SSH_COMMAND", SANDBOX_GIT_SSH) != 0 ||
 	    (writable && !rootless &&
 	    (envv_set(&e, "INTUTIC_SANDBOX_UID", uid) != 0 ||
 	    envv_set(&e, "INTUTIC_SANDBOX_GID", gid) != 0)) ||
@@ -1092,6 +1113,8 @@ oci_run(const struct exec_run *run)
 		argvb_add(&ab, "-v");
 		argvb_add(&ab, login_mount);
 	}
+	argvb_add(&ab, "-v");
+	argvb_add(&ab, connect);
 	for (i = 0; i < o->nmount; i++) {
 		argvb_add(&ab, "-v");
 		argvb_add(&ab, mounts[i]);

@@ -649,6 +649,67 @@ start_dns () {
 		${test_dns_zone_:+--zone "$test_dns_zone_"} "$@"
 }
 
+# start_sshd AUTHORIZED_KEYS: a real sshd on 127.0.0.1:$SSHD_PORT (2222
+# unless set; nothing else listens in a test's own namespace) for
+# $(id -un), key logins only from AUTHORIZED_KEYS, with a host key of its
+# own, in a mount namespace of its own (its /run, where it wants its
+# privilege separation directory); stopped at the end of the script.  Sets
+# SSHD_PID, SSHD_LOG (its log, VERBOSE) and SSHD_HOST_KEY (the public half,
+# for a known_hosts line).  Needs the machine's root (sshd switches to its
+# user sshd) and /usr/sbin/sshd (by its absolute path, as sshd wants).
+start_sshd () {
+	test $# = 1 || { echo "start_sshd: needs AUTHORIZED_KEYS" >&2; return 1; }
+	: "${SSHD_PORT:=2222}"
+	test_sshd_dir_=$TRASH_DIRECTORY/sshd
+	mkdir -p "$test_sshd_dir_" &&
+	ssh-keygen -q -t ed25519 -N "" -C "sshd of $test_name_" \
+		-f "$test_sshd_dir_/host_key" &&
+	cp "$1" "$test_sshd_dir_/authorized_keys" &&
+	cat >"$test_sshd_dir_/sshd_config" <<-EOF &&
+	Port $SSHD_PORT
+	ListenAddress 127.0.0.1
+	HostKey $test_sshd_dir_/host_key
+	PidFile none
+	AuthorizedKeysFile $test_sshd_dir_/authorized_keys
+	AllowUsers $(id -un)
+	StrictModes no
+	UsePAM no
+	PasswordAuthentication no
+	KbdInteractiveAuthentication no
+	PermitRootLogin prohibit-password
+	PrintMotd no
+	LogLevel VERBOSE
+	EOF
+	SSHD_LOG=$test_sshd_dir_/log
+	SSHD_HOST_KEY=$test_sshd_dir_/host_key.pub
+	: >"$SSHD_LOG" &&
+	{
+		unshare -m --propagation private sh -c "
+			mount -t tmpfs -o mode=0755 tmpfs /run &&
+			mkdir -m 0755 /run/sshd &&
+			exec /usr/sbin/sshd -D -e -f $test_sshd_dir_/sshd_config" \
+			</dev/null >>"$SSHD_LOG" 2>&1 &
+	} &&
+	SSHD_PID=$! &&
+	test_atexit "test_stop_child_ $SSHD_PID" &&
+	wait_until 10 sshd_listens || {
+		cat "$SSHD_LOG" >&2
+		return 1
+	}
+}
+
+# sshd_listens: start_sshd's sshd takes a connection (2: sshd is gone).
+sshd_listens () {
+	test_own_alive_ "$SSHD_PID" || return 2
+	python3 -c '
+import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
+except OSError:
+    sys.exit(1)
+' "$SSHD_PORT"
+}
+
 # start_echo [NAME] [OPTIONS...]: a TCP server (t/helpers/echo.py; OPTIONS
 # such as --mode banner TEXT, --mode source N, --mode sink, --tls CERT KEY).
 # NAME defaults to echo: ECHO_PORT, ECHO_PID, ECHO_LOG.

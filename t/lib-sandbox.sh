@@ -93,7 +93,7 @@ SANDBOX_CPUS=1			# --cpus
 
 # --- names ------------------------------------------------------------------
 SANDBOX_SUITE=bookworm
-SANDBOX_BASE_PACKAGES="python3 bind9-dnsutils openssl"	# beyond mkbase's
+SANDBOX_BASE_PACKAGES="python3 bind9-dnsutils openssl openssh-client git"	# beyond mkbase's
 SANDBOX_NPM=@anthropic-ai/claude-code@2.1.112	# as lib-gateway.sh's
 SANDBOX_MKBASE_ARGS="--suite $SANDBOX_SUITE --node --npm $SANDBOX_NPM"
 # other arguments or another mkbase, another tarball and image

@@ -50,7 +50,8 @@ VM_FAR_GW=10.99.0.1
 # mkguest or to the guest's files builds a new one.
 test_vm_guest_dir_ () {
 	test_vm_sum_=$(cat "$top_srcdir/scripts/mkguest" \
-	    "$top_srcdir/sandbox/vm/guest-init" "$top_srcdir/sandbox/vm/sshd_config" |
+	    "$top_srcdir/sandbox/vm/guest-init" "$top_srcdir/sandbox/vm/sshd_config" \
+	    "$top_srcdir/sandbox/connect.sh" |
 	    cksum | awk '{ print $1 }')
 	printf '%s\n' "$VM_TEST_CACHE/guest-$test_vm_sum_"
 }

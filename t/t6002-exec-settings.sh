@@ -102,18 +102,19 @@ expect_note () {
 	fi
 }
 
-# cache_is LEVEL URL: the cache file says LEVEL from URL, fetched within
-# the last minute; mode 0600 in a directory of mode 0700, nothing else
+# cache_is LEVEL URL [LOGINS]: the cache file says LEVEL from URL, logins
+# LOGINS (default allow), fetched within the last minute; mode 0600 in a directory of mode 0700, nothing else
 # there (no temporary file left).
 cache_is () {
 	test -f "$CACHE_FILE" || { echo "no cache file $CACHE_FILE" >&2; return 1; }
 	cache_now_=$(date +%s)
-	python3 - "$CACHE_FILE" "$1" "$2" "$cache_now_" <<-\EOF
+	python3 - "$CACHE_FILE" "$1" "$2" "$cache_now_" ${3:+"$3"} <<-\EOF
 	import json, sys
 	c = json.load(open(sys.argv[1]))
-	assert sorted(c) == ["fetched", "level", "url"] or \
-	    sorted(c) == ["etag", "fetched", "level", "url"], c
+	assert sorted(c) == ["fetched", "level", "logins", "url"] or \
+	    sorted(c) == ["etag", "fetched", "level", "logins", "url"], c
 	assert c["level"] == sys.argv[2], c
+	assert c["logins"] == (sys.argv[5] if len(sys.argv) > 5 else "allow"), c
 	assert c["url"] == sys.argv[3], c
 	assert 0 <= int(sys.argv[4]) - c["fetched"] <= 60, c
 	EOF
@@ -189,7 +190,7 @@ bad_settings () {
 test_expect_success 'a malformed settings file is an error naming line and column' '
 	no_api &&
 	bad_settings "sandbox: {enforcment: require}\n" \
-		"$SETTINGS:1:11: unknown key '\''enforcment'\'' in '\''sandbox'\'': expected enforcement" &&
+		"$SETTINGS:1:11: unknown key '\''enforcment'\'' in '\''sandbox'\'': expected enforcement or logins" &&
 	bad_settings "sandbox: {enforcement: strict}\n" \
 		"$SETTINGS:1:24: '\''enforcement'\'' is '\''strict'\'': expected off, recommend or require" &&
 	bad_settings "sandbox:\n\tenforcement: off\n" \
@@ -609,6 +610,87 @@ test_expect_success 'a stricter settings file holds against the API, a looser on
 	doctor &&
 	expect_level "ok: require, from workspace API $HTTP_URL (fetched now)" &&
 	rm -f "$SETTINGS"
+'
+
+# --- sandbox.logins ---------------------------------------------------------------
+
+# logins_line: doctor's "logins" line, "VERDICT: DETAIL" ("" when none).
+logins_line () {
+	sed -n 's/^logins  *\([a-z]*\)  *\(.*\)$/\1: \2/p' out |
+		sed 's/[0-9][0-9]* s ago/S s ago/g'
+}
+
+test_expect_success 'logins: deny in the settings file: doctor says so and where from; allow and none say nothing' '
+	no_api && use_cache c-logins-local &&
+	printf "sandbox:\n  enforcement: off\n  logins: deny\n" >"$SETTINGS" &&
+	doctor &&
+	expect_level "ok: off, from $SETTINGS" &&
+	echo "ok: denied, from $SETTINGS: \`intutic exec --sandbox-login\` is refused" >expect &&
+	logins_line >got && test_cmp expect got &&
+	printf "sandbox: {enforcement: off, logins: allow}\n" >"$SETTINGS" &&
+	doctor &&
+	logins_line >got && test_must_be_empty got &&
+	printf "sandbox: {enforcement: off}\n" >"$SETTINGS" &&
+	doctor &&
+	logins_line >got && test_must_be_empty got &&
+	rm -f "$SETTINGS"
+'
+
+test_expect_success 'logins: a bad value or twice is an error naming line and column' '
+	no_api &&
+	bad_settings "sandbox: {enforcement: off, logins: maybe}\n" \
+		"$SETTINGS:1:37: '\''logins'\'' is '\''maybe'\'': expected allow or deny" &&
+	bad_settings "sandbox: {enforcement: off, logins: [deny]}\n" \
+		"$SETTINGS:1:37: '\''logins'\'' is a list: expected allow or deny" &&
+	bad_settings "sandbox: {enforcement: off, logins: deny, logins: allow}\n" \
+		"$SETTINGS:1:43: '\''logins'\'' appears twice" &&
+	bad_settings "sandbox: {logins: deny}\n" \
+		"$SETTINGS:1:10: '\''sandbox'\'' has no '\''enforcement'\'' (off, recommend or require)" &&
+	rm -f "$SETTINGS"
+'
+
+test_expect_success 'logins: deny from the API: said, cached, and kept from the cache when the API is down' '
+	api "$HTTP_URL" && use_cache c-logins-api &&
+	body http "{\"sandbox\": {\"enforcement\": \"off\", \"logins\": \"deny\"}}" &&
+	doctor &&
+	expect_level "ok: off, from workspace API $HTTP_URL (fetched now)" &&
+	echo "ok: denied, from workspace API $HTTP_URL (fetched now): \`intutic exec --sandbox-login\` is refused" >expect &&
+	logins_line >got && test_cmp expect got &&
+	cache_is off "$HTTP_URL" deny &&
+	answer http status 500 &&
+	doctor &&
+	echo "ok: denied, from cache of $HTTP_URL (fetched S s ago; the API did not answer: HTTP 500): \`intutic exec --sandbox-login\` is refused" >expect &&
+	logins_line >got && test_cmp expect got &&
+	body http "{\"sandbox\": {\"enforcement\": \"off\", \"logins\": \"allow\"}}" &&
+	doctor &&
+	logins_line >got && test_must_be_empty got &&
+	cache_is off "$HTTP_URL" allow
+'
+
+test_expect_success 'logins: the API never allows what the settings file denies; nothing answered and nothing cached denies them' '
+	api "$HTTP_URL" && use_cache c-logins-both &&
+	printf "sandbox: {enforcement: off, logins: deny}\n" >"$SETTINGS" &&
+	body http "{\"sandbox\": {\"enforcement\": \"off\", \"logins\": \"allow\"}}" &&
+	doctor &&
+	echo "ok: denied, from $SETTINGS: \`intutic exec --sandbox-login\` is refused" >expect &&
+	logins_line >got && test_cmp expect got &&
+	rm -f "$SETTINGS" &&
+	use_cache c-logins-none &&
+	answer http status 500 &&
+	doctor &&
+	echo "ok: denied, from fail-closed default (the workspace API $HTTP_URL did not answer: HTTP 500; nothing is cached): \`intutic exec --sandbox-login\` is refused" >expect &&
+	logins_line >got && test_cmp expect got
+'
+
+test_expect_success 'logins: a cache an older intutic wrote (no "logins") allows them' '
+	api "$HTTP_URL" && use_cache c-logins-old &&
+	answer http level off &&
+	doctor &&
+	cache_age 60 &&
+	answer http status 500 &&
+	doctor &&
+	test_grep "^warn: off, from cache of $HTTP_URL" level &&
+	logins_line >got && test_must_be_empty got
 '
 
 # --- configuration errors: refused before anything is connected to -------------------

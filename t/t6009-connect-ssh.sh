@@ -12,7 +12,6 @@ export XDG_STATE_HOME
 SSHD=/usr/sbin/sshd	# sshd must be started by its absolute path
 SSHD_PORT=2222		# in the test's own namespace: nothing else listens
 SSH_SECONDS=20		# one ssh or git command, at most
-SSHD_LOG=$TRASH_DIRECTORY/sshd/log
 INTUTIC_ABS=$(readlink -f "$INTUTIC")
 
 test_lazy_prereq MANDOC 'command -v mandoc'
@@ -71,18 +70,6 @@ usage_error () {
 # sshd_connections: how many connections sshd has logged.
 sshd_connections () {
 	grep_count "^Connection from 127\\.0\\.0\\.1 " "$SSHD_LOG"
-}
-
-# sshd_listens: sshd takes a connection (2: sshd is gone).
-sshd_listens () {
-	test_own_alive_ "$SSHD_PID" || return 2
-	python3 -c '
-import socket, sys
-try:
-    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
-except OSError:
-    sys.exit(1)
-' "$SSHD_PORT"
 }
 
 # ssh_to USER@NAME COMMAND...: real ssh through intutic connect (the
@@ -234,28 +221,11 @@ test_expect_success 'a tunnel the proxy closes before anything came back: a line
 '
 
 test_expect_success SSH,SSHD 'setup: keys, an sshd on 127.0.0.1:2222 in a mount namespace of its own' '
-	mkdir -p sshd &&
-	ssh-keygen -q -t ed25519 -N "" -C "t6009 host" -f sshd/host_key &&
 	ssh-keygen -q -t ed25519 -N "" -C "t6009 user" -f key &&
-	cp key.pub sshd/authorized_keys &&
+	start_sshd key.pub &&
 	printf "[git.test]:%s %s\n" "$SSHD_PORT" \
-		"$(cut -d" " -f1,2 sshd/host_key.pub)" >known_hosts &&
-	cat >sshd/sshd_config <<-EOF &&
-	Port $SSHD_PORT
-	ListenAddress 127.0.0.1
-	HostKey $PWD/sshd/host_key
-	PidFile none
-	AuthorizedKeysFile $PWD/sshd/authorized_keys
-	AllowUsers $(id -un)
-	StrictModes no
-	UsePAM no
-	PasswordAuthentication no
-	KbdInteractiveAuthentication no
-	PermitRootLogin prohibit-password
-	PrintMotd no
-	LogLevel VERBOSE
-	EOF
-	cat >ssh_config <<-EOF &&
+		"$(cut -d" " -f1,2 "$SSHD_HOST_KEY")" >known_hosts &&
+	cat >ssh_config <<-EOF
 	IdentityFile $PWD/key
 	IdentitiesOnly yes
 	UserKnownHostsFile $PWD/known_hosts
@@ -264,21 +234,6 @@ test_expect_success SSH,SSHD 'setup: keys, an sshd on 127.0.0.1:2222 in a mount 
 	BatchMode yes
 	ConnectTimeout 10
 	EOF
-	: >"$SSHD_LOG" &&
-	# its own /run, where it wants its privilege separation directory
-	{
-		unshare -m --propagation private sh -c "
-			mount -t tmpfs -o mode=0755 tmpfs /run &&
-			mkdir -m 0755 /run/sshd &&
-			exec $SSHD -D -e -f $PWD/sshd/sshd_config" \
-			</dev/null >>"$SSHD_LOG" 2>&1 &
-	} &&
-	SSHD_PID=$! &&
-	test_atexit "test_stop_child_ $SSHD_PID" &&
-	wait_until 10 sshd_listens || {
-		cat "$SSHD_LOG" >&2
-		false
-	}
 '
 
 test_expect_success SSH,SSHD 'ssh through intutic connect: the command runs; the audit has the CONNECT decision and its close' '

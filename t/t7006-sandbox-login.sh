@@ -44,6 +44,25 @@ test_expect_success 'unknown agent: exit 2 naming the known ones; without --sand
 	test_grep "need --sandbox" err
 '
 
+test_expect_success 'logins: deny in the workspace settings: exit 125 before anything runs, saying where it came from' '
+	printf "sandbox: {enforcement: off, logins: deny}\n" >settings.yaml &&
+	test_when_finished "rm -f settings.yaml" &&
+	cp h/.claude/.credentials.json cred.before &&
+	sandbox_podman ps -a -q >ps.before &&
+	login_exec --sandbox-login claude \
+		-- sh -c "echo RAN" &&
+	test "$rc" = 125 &&
+	test_must_be_empty out &&
+	test_grep "^intutic exec: --sandbox-login is forbidden by this workspace.s settings \(sandbox.logins: deny, from $PWD/settings.yaml\): run without it and log in inside the sandbox, or ask the operator; nothing was run\$" err &&
+	test_cmp cred.before h/.claude/.credentials.json &&
+	sandbox_podman ps -a -q >ps.after &&
+	test_cmp ps.before ps.after &&
+	rm -f settings.yaml &&
+	login_exec -- sh -c "echo RAN" &&
+	test "$rc" = 0 &&
+	test_grep "^RAN\$" out
+'
+
 test_expect_success 'inside: exactly the login files, 0600, the agent'"'"'s; a refreshed one comes back, the others stay' '
 	login_exec --sandbox-login claude --sandbox-login codex -- sh -c "
 		cd && find . -type f | sort &&

@@ -112,6 +112,10 @@ test_expect_success 'in the guest: the origin through the proxy, 403 for a denie
 			echo HOSTPORT-REACHED; else echo hostport-blocked; fi
 		echo secret=\$AGENT_SECRET
 		echo run=\$INTUTIC_RUN
+		echo \"G=\$GIT_SSH_COMMAND\"
+		printf \"GET / HTTP/1.0\\r\\nHost: origin.test\\r\\n\\r\\n\" |
+			timeout 30 /usr/local/libexec/intutic-connect origin.test $ORIGIN_PORT |
+			sed -n \"s/^hello from /tunnel: hello from /p\"
 		echo written >/home/agent/persisted
 		exit 0" &&
 	test "$rc" = 0 &&
@@ -123,14 +127,17 @@ test_expect_success 'in the guest: the origin through the proxy, 403 for a denie
 	test_grep "^hostport-blocked\$" out &&
 	test_grep -v "HOSTPORT-REACHED" out &&
 	test_grep "^secret=$SECRET_VALUE\$" out &&
+	test_grep "^G=ssh -o '\''ProxyCommand=/usr/local/libexec/intutic-connect %h %p'\''\$" out &&
+	test_grep "^tunnel: hello from origin.test:$ORIGIN_PORT" out &&
 	test_grep "INTUTIC_QEMU_ACCEL=tcg: the microVM is emulated" err &&
 	run=$(sed -n "s/^run=//p" out) &&
 	case $run in run-[0-9a-f]*) ;; *) false ;; esac &&
 	audit_since 1 &&
 	audit_expect 1 event=run run="$run" command=sh &&
-	audit_expect 1 event=decision run="$run" host=origin.test decision=allow &&
+	audit_expect 2 event=decision run="$run" host=origin.test decision=allow &&
+	audit_expect 1 event=decision run="$run" host=origin.test proto=connect decision=allow &&
 	audit_expect 1 event=decision run="$run" host=other.test decision=deny reason=not-allowlisted &&
-	audit_expect 2 event=decision run="$run" client~"^10[.]213[.]"
+	audit_expect 3 event=decision run="$run" client~"^10[.]213[.]"
 '
 
 # What a client that ignores the proxy settings does in the guest: its

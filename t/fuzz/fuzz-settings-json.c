@@ -2,8 +2,9 @@
  * fuzz-settings-json.c — the settings reader (launcher/settings.h,
  * settings_parse()): the input, less its first byte, as the workspace
  * API's answer, the cache (both JSON) or the local file (YAML), chosen by
- * the first byte.  Checked: 0 with one of the three levels, or -1 with a
- * message; the message always ends within its buffer, and is one line.
+ * the first byte.  Checked: 0 with one of the three levels and logins
+ * allowed or denied, or -1 with a message; the message always ends within
+ * its buffer, and is one line.
  */
 #include "config.h"
 
@@ -22,7 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"the cache '/fuzz/settings.json' is malformed",
 		"/fuzz/settings.yaml",
 	};
-	enum settings_level level = SETTINGS_OFF;
+	struct settings_vals v = { SETTINGS_OFF, 0 };
 	enum settings_doc doc;
 	char err[FUZZ_ERR_MAX];
 	int r;
@@ -32,12 +33,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	doc = (enum settings_doc)(data[0] % 3);
 	memset(err, 'x', sizeof(err));
 	r = settings_parse(doc, names[doc], (const char *)data + 1, size - 1,
-	    &level, err, sizeof(err));
+	    &v, err, sizeof(err));
 	FUZZ_ASSERT(r == 0 || r == -1);
 	if (r == 0) {
-		FUZZ_ASSERT(level == SETTINGS_OFF ||
-		    level == SETTINGS_RECOMMEND || level == SETTINGS_REQUIRE);
-		FUZZ_ASSERT(settings_level_str(level) != NULL);
+		FUZZ_ASSERT(v.level == SETTINGS_OFF ||
+		    v.level == SETTINGS_RECOMMEND || v.level == SETTINGS_REQUIRE);
+		FUZZ_ASSERT(v.logins_deny == 0 || v.logins_deny == 1);
+		FUZZ_ASSERT(settings_level_str(v.level) != NULL);
 		return 0;
 	}
 	FUZZ_ASSERT(memchr(err, '\0', sizeof(err)) != NULL);
