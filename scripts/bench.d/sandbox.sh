@@ -148,9 +148,11 @@ nspath=/var/run/netns/$ns
 work=$(mktemp -d /tmp/intutic-bench-sandbox.XXXXXX)
 pids=()
 ns_made=0
-# nsx CMD...: CMD in the namespace (nsenter execs it: $! of `nsx ... &`
-# is CMD's pid).
+# nsx CMD...: CMD in the namespace (nsenter execs it).
 nsx() { nsenter --net="$nspath" "$@"; }
+# nsbg CMD... &: the same in the background; the function's subshell
+# execs, so that $! is CMD's own pid (a signal to it reaches CMD).
+nsbg() { exec nsenter --net="$nspath" "$@"; }
 
 # rm_ours: the containers of this run: the bench's label, and the
 # launcher's names as its straced argv has them.
@@ -224,7 +226,7 @@ printf 'version: 1\nallow:\n  - bench.invalid\n' >"$work/rules.yaml"
 start_proxy() {
 	local name=$1 bind=$2 tbind=$3 dbind=$4 i
 	mkdir -p "$work/$name/state"
-	nsx "$proxybin" --rules "$work/rules.yaml" --bind "$bind" --port 0 \
+	nsbg "$proxybin" --rules "$work/rules.yaml" --bind "$bind" --port 0 \
 	    --transparent-bind "$tbind" --dns-bind "$dbind" \
 	    --state-dir "$work/$name/state" --audit "$work/$name/audit.jsonl" \
 	    --resolv-conf "$work/resolv.conf" --hosts "$work/hosts" \
@@ -396,20 +398,32 @@ n = ipaddress.ip_interface(sys.argv[1]); print(n.ip + 1)' "$addr")
 		return 1
 	fi
 	t0=$(now_ns)
-	nsx timeout -k 5 "$VM_SECONDS" "${qemu_argv[@]}" >"$work/vm.bare.$r.log" 2>&1 &
+	# qemu itself (no timeout in between: the loop below bounds it, and
+	# stops it by its pid)
+	nsbg "${qemu_argv[@]}" >"$work/vm.bare.$r.log" 2>&1 &
 	qpid=$!
 	pids+=("$qpid")
-	for i in $(seq 1 $((VM_SECONDS * 5))); do
-		kill -0 "$qpid" 2>/dev/null || break
-		if nsx timeout 3 python3 -c 'import socket, sys
-s = socket.create_connection((sys.argv[1], 22), timeout=1)
-s.settimeout(1)
-sys.exit(0 if s.recv(4).startswith(b"SSH-") else 1)' "$guest_ip" 2>/dev/null; then
-			ok=1
-			break
-		fi
-		sleep 0.2
-	done
+	# One poller for the whole boot, as the launcher polls: connect, the
+	# banner within 1 s, else 200 ms and again; gives up when qemu is gone.
+	# shellcheck disable=SC2016 # python
+	if nsx timeout -k 5 "$VM_SECONDS" python3 -c 'import socket, sys, time
+ip, qpid = sys.argv[1], int(sys.argv[2])
+while True:
+    try:
+        if open("/proc/%d/stat" % qpid).read().rsplit(")", 1)[1].split()[0] == "Z":
+            sys.exit(1)
+    except OSError:
+        sys.exit(1)
+    try:
+        s = socket.create_connection((ip, 22), timeout=1)
+        s.settimeout(1)
+        if s.recv(4).startswith(b"SSH-"):
+            sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.2)' "$guest_ip" "$qpid" 2>>"$work/vm.bare.$r.log"; then
+		ok=1
+	fi
 	t1=$(now_ns)
 	if [ "$ok" = 1 ]; then
 		nsx timeout -k 5 120 env -i "${ssh_env[@]}" "${ssh_argv[@]}" \
