@@ -147,7 +147,9 @@ test_expect_success 'the package holds its files under /usr, /etc and /lib/syste
 	    "-rw-r--r-- root/root ./usr/share/man/man1/intutic-start.1.gz" \
 	    "-rw-r--r-- root/root ./usr/share/man/man5/intutic-rules.5.gz" \
 	    "-rw-r--r-- root/root ./usr/share/man/man8/intutic-proxy.8.gz" \
-	    "-rwxr-xr-x root/root ./usr/share/intutic/sandbox/entrypoint.sh"
+	    "-rwxr-xr-x root/root ./usr/share/intutic/sandbox/entrypoint.sh" \
+	    "-rwxr-xr-x root/root ./usr/share/intutic/sandbox/mkbase" \
+	    "-rwxr-xr-x root/root ./usr/share/intutic/sandbox/connect.sh"
 	do
 		grep -q -x -F -e "$f" contents ||
 			{ echo "not in the package: $f" >&2; return 1; }

@@ -128,7 +128,7 @@ test_expect_success 'in the guest: the origin through the proxy, 403 for a denie
 	test_grep -v "HOSTPORT-REACHED" out &&
 	test_grep "^secret=$SECRET_VALUE\$" out &&
 	test_grep "^G=ssh -o '\''ProxyCommand=/usr/local/libexec/intutic-connect %h %p'\''\$" out &&
-	test_grep "^tunnel: hello from origin.test:$ORIGIN_PORT" out &&
+	test_grep "^tunnel: hello from origin.test" out &&
 	test_grep "INTUTIC_QEMU_ACCEL=tcg: the microVM is emulated" err &&
 	run=$(sed -n "s/^run=//p" out) &&
 	case $run in run-[0-9a-f]*) ;; *) false ;; esac &&
