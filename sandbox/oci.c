@@ -39,6 +39,7 @@
 #include "intutic.h"
 #include "log.h"
 #include "login.h"
+#include "oci-cache.h"
 #include "oci-fail.h"
 #include "spawn.h"
 
@@ -78,6 +79,10 @@ struct oci {
 	char	 transparent[96];
 	char	 dns[96];
 	char	 image[256];
+	/* what an earlier run learnt (oci-cache.h); dirty: to be saved */
+	struct oci_cache cache;
+	int	 dirty;
+	int	 image_cached;	/* the image's check skipped for the cache */
 };
 
 /* Runs RUNTIME ARGS... quietly; its exit status, or -1. */
@@ -115,9 +120,17 @@ oci_runtime(const struct exec_opts *o, struct oci *c)
 		if (spawn_which(order[i], c->rt, sizeof(c->rt)) != 0)
 			continue;
 		snprintf(c->name, sizeof(c->name), "%s", order[i]);
-		if (oci_query(c, NULL, 0, OCI_INFO_MS, "info", NULL, NULL, NULL,
-		    NULL) == 0)
+		/*
+		 * Podman has no daemon to be running: `podman info` would only
+		 * cost its 0.8 s; a podman that does not work fails the next
+		 * question, which says so.
+		 */
+		if (strcmp(c->name, "podman") == 0 ||
+		    oci_query(c, NULL, 0, OCI_INFO_MS, "info", NULL, NULL, NULL,
+		    NULL) == 0) {
+			(void)oci_cache_load(c->name, c->rt, &c->cache);
 			return 0;
+		}
 	}
 	if (o->runtime != NULL)
 		error("%s isn't running (or is not "
@@ -130,32 +143,19 @@ oci_runtime(const struct exec_opts *o, struct oci *c)
 }
 
 /*
- * The address containers reach the host on: the default bridge's gateway;
- * and its IPv4 subnet (an address for the container is picked there).
+ * The bridge's "SUBNET,GATEWAY" as the runtime gives it (the subnet may be
+ * missing: docker's "<no value>") into c.  0, or -1 with why.
  */
 static int
-oci_gateway_read(struct oci *c, char *why, size_t whylen)
+oci_gateway_parse(struct oci *c, const char *text, char *why, size_t whylen)
 {
 	char out[256], *nl, *comma, *slash;
 	unsigned long prefix;
-	int st;
 
-	if (strcmp(c->name, "podman") == 0)
-		st = oci_query(c, out, sizeof(out), OCI_QUERY_MS, "network",
-		    "inspect", "podman", "--format",
-		    "{{range .Subnets}}{{.Subnet}},{{.Gateway}} {{end}}");
-	else
-		st = oci_query(c, out, sizeof(out), OCI_QUERY_MS, "network",
-		    "inspect", "bridge", "--format",
-		    "{{range .IPAM.Config}}{{.Subnet}},{{.Gateway}} {{end}}");
-	if (st != 0) {
-		snprintf(why, whylen, "cannot tell the address of %s's bridge "
-		    "network (%s network inspect failed)", c->name, c->name);
-		return -1;
-	}
+	snprintf(out, sizeof(out), "%s", text);
 	if ((nl = strpbrk(out, " \n")) != NULL)
 		*nl = '\0';
-	/* "SUBNET,GATEWAY": the subnet may be missing (docker's "<no value>") */
+	c->prefix = 0;
 	if ((comma = strchr(out, ',')) != NULL) {
 		*comma = '\0';
 		if ((slash = strchr(out, '/')) != NULL) {
@@ -178,11 +178,50 @@ oci_gateway_read(struct oci *c, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * The address containers reach the host on: the default bridge's gateway;
+ * and its IPv4 subnet (an address for the container is picked there).
+ */
+static int
+oci_gateway_read(struct oci *c, char *why, size_t whylen)
+{
+	char out[256], *nl;
+	int st;
+
+	if (strcmp(c->name, "podman") == 0)
+		st = oci_query(c, out, sizeof(out), OCI_QUERY_MS, "network",
+		    "inspect", "podman", "--format",
+		    "{{range .Subnets}}{{.Subnet}},{{.Gateway}} {{end}}");
+	else
+		st = oci_query(c, out, sizeof(out), OCI_QUERY_MS, "network",
+		    "inspect", "bridge", "--format",
+		    "{{range .IPAM.Config}}{{.Subnet}},{{.Gateway}} {{end}}");
+	if (st != 0) {
+		snprintf(why, whylen, "cannot tell the address of %s's bridge "
+		    "network (`%s network inspect %s` failed: run it, and `%s "
+		    "info`, to see why)", c->name, c->name,
+		    strcmp(c->name, "podman") == 0 ? "podman" : "bridge",
+		    c->name);
+		return -1;
+	}
+	if ((nl = strpbrk(out, " \n")) != NULL)
+		*nl = '\0';
+	if (oci_gateway_parse(c, out, why, whylen) != 0)
+		return -1;
+	snprintf(c->cache.bridge, sizeof(c->cache.bridge), "%s", out);
+	c->dirty = 1;
+	return 0;
+}
+
+/* The bridge: as an earlier run learnt it, else asked. */
 static int
 oci_gateway(struct oci *c)
 {
 	char why[256];
 
+	if (c->cache.bridge[0] != '\0' &&
+	    oci_gateway_parse(c, c->cache.bridge, why, sizeof(why)) == 0)
+		return 0;
 	if (oci_gateway_read(c, why, sizeof(why)) != 0) {
 		error("%s; nothing was run", why);
 		return -1;
@@ -707,6 +746,11 @@ oci_image(const struct exec_opts *o, struct oci *c)
 			return 0;
 		return oci_pull(c, c->image);
 	}
+	/* An image of ours that an earlier run found: not asked again. */
+	if (oci_cache_has_image(&c->cache, c->image)) {
+		c->image_cached = 1;
+		return 0;
+	}
 	if (!oci_image_exists(c, def) &&
 	    oci_build(c, def, "Dockerfile", base != NULL && *base != '\0' ?
 	    base : NULL) != 0)
@@ -714,6 +758,8 @@ oci_image(const struct exec_opts *o, struct oci *c)
 	if (strcmp(c->image, node) == 0 && !oci_image_exists(c, node) &&
 	    oci_build(c, node, "Dockerfile.node", def) != 0)
 		return -1;
+	oci_cache_add_image(&c->cache, c->image);
+	c->dirty = 1;
 	return 0;
 }
 
@@ -805,7 +851,7 @@ oci_shipped_mount(const char *file, const char *dest, char *arg, size_t len)
  * What every container gets from the sandbox directory, whatever its
  * image, as the runtime's arguments: the seccomp profile
  * ("seccomp=PATH"), the resolv.conf ("PATH:/etc/resolv.conf:ro") and ssh's
- * ProxyCommand (connect.sh, "PATH:" OCI_CONNECT ":ro").  Without them
+ * ProxyCommand (connect.sh, "PATH:" SANDBOX_CONNECT ":ro").  Without them
  * nothing runs.
  */
 static int
@@ -1138,13 +1184,36 @@ oci_run(const struct exec_run *run)
 		goto out;
 	}
 
-	fflush(NULL);
-	st = spawn_foreground_tail(argv, envp, 0, tail, sizeof(tail), why,
-	    sizeof(why));
+	if (c.dirty)
+		(void)oci_cache_save(c.name, &c.cache);
+	for (;;) {
+		fflush(NULL);
+		st = spawn_foreground_tail(argv, envp, 0, tail, sizeof(tail),
+		    why, sizeof(why));
+		fail = st >= 125 && st <= 127 ? oci_fail_classify(tail) :
+		    OCI_FAIL_UNKNOWN;
+		/*
+		 * The cache said the image was there and it is not (removed
+		 * since): forgotten, checked (built) as on a first run, and
+		 * the same run again, once.
+		 */
+		if (fail != OCI_FAIL_NO_IMAGE || !c.image_cached)
+			break;
+		c.image_cached = 0;
+		oci_cache_drop_image(&c.cache, c.image);
+		error("%s is no longer in %s's storage (an earlier run found "
+		    "it there): looking for it again", c.image, c.name);
+		if (oci_image(o, &c) != 0) {
+			(void)oci_cache_save(c.name, &c.cache);
+			r = oci_signalled != 0 ? 128 + oci_signalled :
+			    EXIT_CANNOT_RUN;
+			goto out;
+		}
+		(void)oci_cache_save(c.name, &c.cache);
+	}
 	if (st < 0)
 		error("%s", why);
-	else if (st >= 125 && st <= 127 &&
-	    (fail = oci_fail_classify(tail)) != OCI_FAIL_UNKNOWN) {
+	else if (fail != OCI_FAIL_UNKNOWN) {
 		oci_fail_say(&c, fail);
 		st = EXIT_CANNOT_RUN;
 	} else if (st == 125)

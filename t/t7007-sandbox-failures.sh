@@ -9,10 +9,12 @@ test_require_proxy curl
 test_exec_env
 
 # t7007_dir NAME: a sandbox directory of the launcher's (INTUTIC_SANDBOX_DIR)
-# whose Dockerfile is stdin, beside the shipped seccomp.json and resolv.conf.
+# whose Dockerfile is stdin, beside the shipped seccomp.json, resolv.conf and
+# connect.sh.
 t7007_dir () {
 	mkdir -p "$1" &&
-	cp "$top_srcdir/sandbox/seccomp.json" "$top_srcdir/sandbox/resolv.conf" "$1/" &&
+	cp "$top_srcdir/sandbox/seccomp.json" "$top_srcdir/sandbox/resolv.conf" \
+		"$top_srcdir/sandbox/connect.sh" "$1/" &&
 	cat >"$1/Dockerfile"
 }
 
@@ -95,6 +97,42 @@ test_expect_success 'a build that succeeds: its steps, not its output; the run f
 	test_grep -v "^t7007-quiet-output" err &&
 	test_grep -v "^STEP " err &&
 	test_grep "^run " podman.log
+'
+
+test_expect_success 'what podman answered is remembered: the next run only runs; an image removed since is looked for again, built, run; another configuration asks again' '
+	t7007_dir cached <<-EOF &&
+	FROM $SANDBOX_IMAGE
+	RUN echo t7007-cached
+	EOF
+	img=localhost/intutic/t7007:cached-$$ &&
+	test_when_finished "sandbox_podman rmi -f $img >/dev/null 2>&1" &&
+	rm -f "$XDG_CACHE_HOME/intutic/oci-podman" &&
+	: >podman.log &&
+	t7007_build INTUTIC_SANDBOX_DIR="$PWD/cached" INTUTIC_SANDBOX_IMAGE=$img &&
+	test "$rc" = 0 &&
+	test_grep "^network inspect podman " podman.log &&
+	test_grep "^image inspect $img\$" podman.log &&
+	test_grep "^build " podman.log &&
+	test_grep -v "^info" podman.log &&
+	test "$(stat -c %a "$XDG_CACHE_HOME/intutic/oci-podman")" = 600 &&
+	: >podman.log &&
+	t7007_build INTUTIC_SANDBOX_DIR="$PWD/cached" INTUTIC_SANDBOX_IMAGE=$img &&
+	test "$rc" = 0 &&
+	cut -d" " -f1 podman.log >calls && echo run >expect && test_cmp expect calls &&
+	sandbox_podman rmi -f "$img" >/dev/null &&
+	: >podman.log &&
+	t7007_build INTUTIC_SANDBOX_DIR="$PWD/cached" INTUTIC_SANDBOX_IMAGE=$img &&
+	test "$rc" = 0 &&
+	test_grep "^intutic exec: $img is no longer in podman.s storage \(an earlier run found it there\): looking for it again\$" err &&
+	test_grep "building the sandbox image $img" err &&
+	test "$(grep -c "^run " podman.log)" = 2 &&
+	cp "$CONTAINERS_CONF" other.conf &&
+	: >podman.log &&
+	t7007_build CONTAINERS_CONF="$PWD/other.conf" INTUTIC_SANDBOX_DIR="$PWD/cached" \
+		INTUTIC_SANDBOX_IMAGE=$img &&
+	test "$rc" = 0 &&
+	test_grep "^network inspect podman " podman.log &&
+	test_grep "^image inspect $img\$" podman.log
 '
 
 test_expect_success 'a base that cannot be pulled: the error names INTUTIC_SANDBOX_BASE and a recipe' '
