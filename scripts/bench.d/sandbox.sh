@@ -33,9 +33,11 @@
 # as in the tests).  The image is INTUTIC_SANDBOX_IMAGE=localhost/intutic/
 # sandbox-bench:default, built by the launcher itself from sandbox/
 # Dockerfile on --base when missing, in a first untimed run.  The ways:
-#   podman run --rm IMAGE true     the runtime alone: the image's own
-#                                  entrypoint, no flags but --pull=never
-#                                  and a label;
+#   podman run --rm --entrypoint= IMAGE true
+#                                  the runtime alone: no flags but
+#                                  --pull=never and a label, and the
+#                                  image's entrypoint cleared (it refuses
+#                                  to run without the egress table);
 #   podman run ENVELOPE IMAGE true the argv and environment the launcher
 #                                  gives podman (taken from an strace of
 #                                  its first run: the envelope, the
