@@ -27,6 +27,11 @@ static const struct {
 		"could not find slirp4netns",
 		"could not find pasta",
 		NULL } },
+	{ OCI_FAIL_TUN, "tun", {
+		/* slirp4netns's, as podman quotes it, and as it says it */
+		"open(\\\"/dev/net/tun\\\"): Permission denied",
+		"open(\"/dev/net/tun\"): Permission denied",
+		NULL } },
 	{ OCI_FAIL_NO_IMAGE, "no-image", {
 		": image not known",		/* podman --pull=never */
 		"Unable to find image",		/* docker */

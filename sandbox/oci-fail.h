@@ -14,6 +14,7 @@ enum oci_fail {
 	OCI_FAIL_UNKNOWN = 0,
 	OCI_FAIL_RLIMIT,	/* runc cannot set a ulimit (hybrid/v1 cgroups) */
 	OCI_FAIL_ROOTLESS_NET,	/* slirp4netns or pasta missing */
+	OCI_FAIL_TUN,		/* rootless networking cannot open the tun */
 	OCI_FAIL_NO_IMAGE,	/* the image is not in local storage */
 	OCI_FAIL_NO_ADDR,	/* the bridge gave the container no address */
 };

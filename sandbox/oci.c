@@ -65,6 +65,9 @@
 #define OCI_CONTAINERS_CONF	"containers.conf"	/* in the sandbox dir */
 #define OCI_MKBASE		"mkbase"	/* in the sandbox dir */
 #define OCI_BASE_NAME		"localhost/intutic-base:bookworm"
+/* slirp4netns: the host's 127.0.0.1 as a rootless container reaches it */
+#define OCI_ROOTLESS_GATEWAY	"10.0.2.2"
+#define OCI_ROOTLESS_NETWORK	"--network=slirp4netns:allow_host_loopback=true"
 
 extern char **environ;
 
@@ -79,6 +82,12 @@ struct oci {
 	char	 transparent[96];
 	char	 dns[96];
 	char	 image[256];
+	/*
+	 * Rootless podman (not root): the container's network is
+	 * slirp4netns's, which reaches the host's loopback on
+	 * OCI_ROOTLESS_GATEWAY; no bridge, no address of the run's.
+	 */
+	int	 rootless;
 	/* what an earlier run learnt (oci-cache.h); dirty: to be saved */
 	struct oci_cache cache;
 	int	 dirty;
@@ -128,6 +137,8 @@ oci_runtime(const struct exec_opts *o, struct oci *c)
 		if (strcmp(c->name, "podman") == 0 ||
 		    oci_query(c, NULL, 0, OCI_INFO_MS, "info", NULL, NULL, NULL,
 		    NULL) == 0) {
+			c->rootless = strcmp(c->name, "podman") == 0 &&
+			    geteuid() != 0;
 			(void)oci_cache_load(c->name, c->rt, &c->cache);
 			return 0;
 		}
@@ -219,6 +230,11 @@ oci_gateway(struct oci *c)
 {
 	char why[256];
 
+	if (c->rootless) {
+		snprintf(c->gateway, sizeof(c->gateway), "%s",
+		    OCI_ROOTLESS_GATEWAY);
+		return 0;
+	}
 	if (c->cache.bridge[0] != '\0' &&
 	    oci_gateway_parse(c, c->cache.bridge, why, sizeof(why)) == 0)
 		return 0;
@@ -260,7 +276,7 @@ oci_pick_addr(const struct exec_run *run, struct oci *c)
 	int i, r;
 
 	c->addr[0] = '\0';
-	if (strcmp(c->name, "podman") != 0)
+	if (strcmp(c->name, "podman") != 0 || c->rootless)
 		return 0;
 	if (c->prefix == 0 || inet_pton(AF_INET, c->gateway, &gw) != 1) {
 		error("podman's bridge network has no IPv4 subnet to give the "
@@ -303,15 +319,25 @@ static int
 oci_proxy_reachable(const struct exec_run *run, const struct oci *c)
 {
 	const struct proxy_loc *loc = run->loc;
+	/* where on the host: rootless, the gateway is the host's loopback */
+	const char *at = c->rootless ? "127.0.0.1" : c->gateway;
 	size_t i;
 
 	if (loc->have_state) {
 		for (i = 0; i < loc->st.nbind; i++)
-			if (strcmp(loc->st.bind[i], c->gateway) == 0 ||
+			if (strcmp(loc->st.bind[i], at) == 0 ||
 			    strcmp(loc->st.bind[i], "0.0.0.0") == 0)
 				return 0;
-	} else if (strcmp(loc->host, c->gateway) == 0)
+	} else if (strcmp(loc->host, at) == 0)
 		return 0;
+	if (c->rootless) {
+		error("the proxy listens on %s only, and a rootless podman "
+		    "container reaches the host on its loopback, 127.0.0.1: "
+		    "restart it with INTUTIC_PROXY_BIND=127.0.0.1 (the "
+		    "default); nothing was run", loc->have_state ?
+		    loc->st.bind[0] : loc->host);
+		return -1;
+	}
 	error("the proxy listens on %s only, and a "
 	    "container reaches it on %s's bridge address %s: restart it with "
 	    "INTUTIC_PROXY_BIND=127.0.0.1,%s (e.g. `INTUTIC_PROXY_BIND="
@@ -362,7 +388,7 @@ oci_proxy_serves(const struct exec_run *run, struct oci *c)
 	char add[256];
 	int t, d;
 
-	if (strcmp(c->name, "podman") != 0)
+	if (strcmp(c->name, "podman") != 0 || c->rootless)
 		return 0;
 	t = loc->have_state ? oci_listener_on(loc->st.transparent,
 	    loc->st.ntransparent, c->gateway, c->transparent,
@@ -951,7 +977,8 @@ oci_conf_path(char *path, size_t len)
 static void
 oci_fail_say(const struct oci *c, enum oci_fail f)
 {
-	char conf[PATH_MAX];
+	char conf[PATH_MAX], mode[64];
+	struct stat sb;
 
 	switch (f) {
 	case OCI_FAIL_RLIMIT:
@@ -970,6 +997,17 @@ oci_fail_say(const struct oci *c, enum oci_fail f)
 		    "pasta and %s found neither: install one (`apt-get install "
 		    "slirp4netns` or `passt`), then re-run; nothing was run",
 		    c->name, c->name);
+		break;
+	case OCI_FAIL_TUN:
+		if (stat("/dev/net/tun", &sb) == 0)
+			snprintf(mode, sizeof(mode), "its mode is %04o",
+			    (unsigned int)(sb.st_mode & 07777));
+		else
+			snprintf(mode, sizeof(mode), "%s", strerror(errno));
+		error("%s run failed: rootless networking (slirp4netns) cannot "
+		    "open /dev/net/tun as this user (%s; Debian's is 0666): "
+		    "`chmod 0666 /dev/net/tun` as root, or run intutic as "
+		    "root; nothing was run", c->name, mode);
 		break;
 	case OCI_FAIL_NO_IMAGE:
 		error("%s run failed: the image %s is not in the storage of the "
@@ -1046,7 +1084,7 @@ oci_run(const struct exec_run *run)
 	 */
 	snprintf(uid, sizeof(uid), "%u", (unsigned int)getuid());
 	snprintf(gid, sizeof(gid), "%u", (unsigned int)getgid());
-	rootless = strcmp(c.name, "podman") == 0 && geteuid() != 0;
+	rootless = c.rootless;
 	/* The login files: the agent's, which is uid 1000 or this user. */
 	if (o->nlogin > 0 && login_stage(o->login, o->nlogin, writable ||
 	    rootless ? getuid() : 1000, writable || rootless ? getgid() : 1000,
@@ -1155,6 +1193,8 @@ oci_run(const struct exec_run *run)
 	}
 	if ((writable || login != NULL) && rootless)
 		argvb_add(&ab, "--userns=keep-id:uid=1000,gid=1000");
+	if (c.rootless)
+		argvb_add(&ab, OCI_ROOTLESS_NETWORK);
 	if (login != NULL) {
 		argvb_add(&ab, "-v");
 		argvb_add(&ab, login_mount);

@@ -28,6 +28,9 @@ static const struct {
 	{ "Error: setting up Pasta: could not find pasta, the network "
 	    "namespace can't be configured: exec: \"pasta\": executable file "
 	    "not found in $PATH\n", OCI_FAIL_ROOTLESS_NET },
+	{ "Error: /usr/bin/slirp4netns failed: \"open(\\\"/dev/net/tun\\\"): "
+	    "Permission denied\\nWARNING: Support for seccomp is experimental"
+	    "\\nchild failed(1)\\n\"\n", OCI_FAIL_TUN },
 	{ "Error: localhost/intutic/sandbox:0.1.0: image not known\n",
 	    OCI_FAIL_NO_IMAGE },
 	{ "Unable to find image 'intutic/sandbox:0.1.0' locally\n"
