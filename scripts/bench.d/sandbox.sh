@@ -20,8 +20,9 @@
 #                  localhost/intutic-base:bookworm` and pass --base)
 #   --guest DIR    the microVM guest, a directory of scripts/mkguest's
 #                  (kernel, initrd, rootfs, key and its env file; default
-#                  /var/cache/intutic-tests/guest-1073825921 when it
-#                  exists, else the microVM part is skipped, saying so)
+#                  the newest /var/cache/intutic-tests/guest-* that has
+#                  one, the tests' guest; else the microVM part is
+#                  skipped, saying so)
 #   --no-oci       skip the container part
 #   --no-vm        skip the microVM part
 #   --clean        remove the bench image (localhost/intutic/sandbox-bench:
@@ -84,7 +85,10 @@ intutic=$builddir/launcher/intutic
 proxybin=$builddir/proxy/intutic-proxy
 
 rounds=5 vm_rounds=3 base='' guest='' do_oci=1 do_vm=1 clean=0 keep=0
-default_guest=/var/cache/intutic-tests/guest-1073825921
+# the tests' guest (t/lib-vm.sh names it after what builds it): the newest
+# shellcheck disable=SC2012 # guest-DIGITS: ls -t orders them by age
+default_guest=$(ls -dt /var/cache/intutic-tests/guest-*/ 2>/dev/null |
+    while read -r d; do [ -s "$d/env" ] && { echo "${d%/}"; break; }; done || true)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) rounds=${2:?--rounds N}; shift ;;
@@ -122,11 +126,11 @@ BUILD_SECONDS=600	# the first run, which may build the image
 VM_SECONDS=600		# one microVM run, boot to teardown (TCG)
 
 if [ "$do_vm" = 1 ]; then
-	if [ -z "$guest" ] && [ -s "$default_guest/env" ]; then
+	if [ -z "$guest" ] && [ -n "$default_guest" ]; then
 		guest=$default_guest
 	fi
 	if [ -z "$guest" ]; then
-		say "no microVM guest ($default_guest/env missing): the microVM part is skipped; make one with scripts/mkguest --out DIR and pass --guest DIR"
+		say "no microVM guest (no /var/cache/intutic-tests/guest-*/env): the microVM part is skipped; make one with scripts/mkguest --out DIR and pass --guest DIR"
 		do_vm=0
 	elif [ ! -s "$guest/env" ]; then
 		die "--guest $guest: no env file there (scripts/mkguest --out DIR makes one)"
@@ -176,6 +180,10 @@ rm_ours() {
 cleanup() {
 	local rc=$? pid i alive
 	trap - EXIT INT TERM
+	# Best effort, every step: under set -e a step that finds nothing
+	# (rm_ours' grep without a launcher's container) would end the
+	# cleanup before the namespace goes.
+	set +e
 	for pid in "${pids[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true
 	done
@@ -282,6 +290,19 @@ traced() {
 	strace -f --seccomp-bpf -ttt -v -s 65536 -o "$out" \
 	    -e trace=execve,exit_group,wait4,clone,clone3,fork,vfork "$@"
 }
+# phases PART ROUND CMD...: CMD traced (traced), its phases appended to
+# phases.tsv as "PART ROUND PHASE MS"; a failed run or none found is said.
+phases() {
+	local part=$1 r=$2
+	shift 2
+	if traced "$work/$part.$r.strace" "$@" >"$work/$part.traced.$r.log" 2>&1; then
+		python3 "$work/strace.py" phases "$work/$part.$r.strace" "$part" |
+		    awk -v p="$part" -v r="$r" -F'\t' '{ printf "%s\t%s\t%s\t%s\n", p, r, $1, $2 }' >>"$work/phases.tsv" ||
+			say "round $r: no phases in $work/$part.$r.strace"
+	else
+		say "round $r: the traced launcher failed: $(tail -3 "$work/$part.traced.$r.log")"
+	fi
+}
 
 # ================================================== containers
 
@@ -346,13 +367,7 @@ oci_part() {
 			intutic) timed oci "$r" intutic "${launch[@]}" || true ;;
 			esac
 		done
-		if traced "$work/oci.$r.strace" "${launch[@]}" >"$work/oci.traced.$r.log" 2>&1; then
-			python3 "$work/strace.py" phases "$work/oci.$r.strace" oci |
-			    awk -v r="$r" -F'\t' '{ printf "oci\t%s\t%s\t%s\n", r, $1, $2 }' >>"$work/phases.tsv" ||
-				say "round $r: no phases in $work/oci.$r.strace"
-		else
-			say "round $r: the traced launcher failed: $(tail -3 "$work/oci.traced.$r.log")"
-		fi
+		phases oci "$r" "${launch[@]}"
 	done
 	stop_proxy "$oci_proxy"
 }
@@ -503,13 +518,7 @@ vm_part() {
 			intutic) timed vm "$r" intutic "${vlaunch[@]}" </dev/null || true ;;
 			esac
 		done
-		if traced "$work/vm.$r.strace" "${vlaunch[@]}" >"$work/vm.traced.$r.log" 2>&1 </dev/null; then
-			python3 "$work/strace.py" phases "$work/vm.$r.strace" vm |
-			    awk -v r="$r" -F'\t' '{ printf "vm\t%s\t%s\t%s\n", r, $1, $2 }' >>"$work/phases.tsv" ||
-				say "round $r: no phases in $work/vm.$r.strace"
-		else
-			say "round $r: the traced launcher failed: $(tail -3 "$work/vm.traced.$r.log")"
-		fi
+		phases vm "$r" "${vlaunch[@]}" </dev/null
 	done
 	stop_proxy "$vm_proxy"
 }
