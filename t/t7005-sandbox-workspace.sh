@@ -124,7 +124,7 @@ test_expect_success ROOTLESS 'rootless, a /dev/net/tun the user may not open: on
 	test "$(grep -c "^intutic exec:" err)" = 1
 '
 
-test_expect_success ROOTLESS 'an ordinary user with rootless podman: the agent is 1000 inside, writes the workspace, its files are the user'"'"'s; slirp4netns, the proxy on the host'"'"'s loopback, the run'"'"'s audit' '
+test_expect_success ROOTLESS 'an ordinary user with rootless podman: the agent is 1000 inside, writes the workspace, its files are the user'"'"'s; slirp4netns, the proxy on the host'"'"'s loopback, the run'"'"'s audit; the host'"'"'s loopback itself unreachable (nothing arrived at the origin)' '
 	test_when_finished "as_nobody podman system migrate" &&
 	audit_mark &&
 	rc=0 &&
@@ -133,6 +133,8 @@ test_expect_success ROOTLESS 'an ordinary user with rootless podman: the agent i
 		--sandbox-mount "$PWD/nb/ws" -- sh -c "
 		id -u; echo made >made && echo WROTE
 		curl -sS --max-time 10 http://origin.test:$ORIGIN_PORT/
+		curl -sS --noproxy \"*\" --max-time 5 -H \"Host: direct.test\" \
+			http://10.0.2.2:$ORIGIN_PORT/ && echo DIRECT-REACHED
 		echo run=\$INTUTIC_RUN" >out 2>err || rc=$? ;
 	cat err &&
 	test "$rc" = 0 &&
@@ -140,6 +142,8 @@ test_expect_success ROOTLESS 'an ordinary user with rootless podman: the agent i
 	test_grep "^WROTE\$" out &&
 	test "$(stat -c %u:%g nb/ws/made)" = 65534:65534 &&
 	test_grep "^hello from origin.test:$ORIGIN_PORT\$" out &&
+	test_grep -v "DIRECT-REACHED" out &&
+	test_grep -v "host=direct.test" "$ORIGIN_LOG" &&
 	run=$(sed -n "s/^run=//p" out) &&
 	audit_since 1 &&
 	audit_expect 1 event=decision run="$run" host=origin.test decision=allow
